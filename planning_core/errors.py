@@ -1,0 +1,153 @@
+"""Every failure the core reports, one small class each.
+
+Each message tells the agent what to do next: the server shows it verbatim as the
+tool error, so it is written for a model that must recover on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def _ids(ids: Iterable[int]) -> str:
+    return ", ".join(f"#{i}" for i in sorted(set(ids)))
+
+
+class PlanningError(Exception):
+    """Base class: a refusal with an actionable message. Nothing was changed."""
+
+
+class InvalidInput(PlanningError):
+    """An argument is malformed or out of bounds."""
+
+
+class InvalidPlanName(InvalidInput):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Invalid plan name {name!r}: a plan is named by its folder, YYYY-MM-DD-<slug> "
+            "with a slug of 1-60 characters from a-z, 0-9 and '-'. Call PlanList to see the names."
+        )
+
+
+class InvalidSlug(InvalidInput):
+    def __init__(self, slug: str) -> None:
+        super().__init__(
+            f"Invalid name {slug!r}: use 1-60 characters from a-z, 0-9 and '-' (e.g. 'add-auth'), "
+            "or leave name out to derive it from the title."
+        )
+
+
+class InvalidTaskId(InvalidInput):
+    def __init__(self, value: object) -> None:
+        super().__init__(f"Invalid task id {value!r}: use a positive integer such as 3, \"3\" or \"#3\".")
+
+
+class PlanNotFound(PlanningError):
+    def __init__(self, name: str, active: Iterable[str] = ()) -> None:
+        names = ", ".join(active)
+        hint = f"Active plans: {names}." if names else "There are no active plans; call PlanCreate."
+        super().__init__(f"Plan {name!r} not found. {hint}")
+
+
+class NoCurrentPlan(PlanningError):
+    def __init__(self, active: Iterable[str] = ()) -> None:
+        names = list(active)
+        if names:
+            msg = (
+                "Several plans are active; say which one with the plan parameter: "
+                + ", ".join(names)
+                + "."
+            )
+        else:
+            msg = "There is no active plan. Call PlanCreate first, or pass plan=<name>."
+        super().__init__(msg)
+
+
+class PlanArchived(PlanningError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Plan {name!r} is archived in done/ and is read-only. Create a new plan with PlanCreate."
+        )
+
+
+class TaskNotFound(PlanningError):
+    def __init__(self, plan: str, ids: Iterable[int]) -> None:
+        ids = list(ids)
+        noun = "Task" if len(ids) == 1 else "Tasks"
+        super().__init__(
+            f"{noun} {_ids(ids)} not found in plan {plan}. Call TaskList to see the task ids."
+        )
+
+
+class DependencyCycle(PlanningError):
+    def __init__(self, cycle: list[int]) -> None:
+        self.cycle = cycle
+        path = " -> ".join(f"#{i}" for i in cycle)
+        super().__init__(
+            f"Refused: this dependency would close a cycle {path}. "
+            "Remove one of these links or restructure the tasks."
+        )
+
+
+class SelfDependency(PlanningError):
+    def __init__(self, task_id: int) -> None:
+        super().__init__(f"Refused: task #{task_id} cannot block or be blocked by itself.")
+
+
+class TaskBlocked(PlanningError):
+    def __init__(self, task_id: int, blockers: Iterable[int]) -> None:
+        super().__init__(
+            f"Task #{task_id} cannot start: it is blocked by unfinished {_ids(blockers)}. "
+            "Finish those first, or call TaskList with status='ready' to find work that can start."
+        )
+
+
+class ClaimConflict(PlanningError):
+    def __init__(self, task_id: int, owner: str) -> None:
+        super().__init__(
+            f"Task #{task_id} is already in progress under owner {owner!r}. "
+            "Pick another task (TaskList status='ready'), or coordinate with that owner."
+        )
+
+
+class PlanNotFinished(PlanningError):
+    def __init__(self, name: str, unfinished: Iterable[int]) -> None:
+        super().__init__(
+            f"Plan {name} still has unfinished tasks {_ids(unfinished)}. Complete them, "
+            "or call PlanArchive with force=true to archive anyway (files are moved, never deleted)."
+        )
+
+
+class PlanExists(PlanningError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Plan {name!r} already exists. Choose another name.")
+
+
+class CorruptTask(PlanningError):
+    def __init__(self, plan: str, task_id: int, filename: str, reason: str) -> None:
+        self.task_id = task_id
+        self.filename = filename
+        super().__init__(
+            f"Task #{task_id} ({filename}) in plan {plan} cannot be read: {reason}. "
+            "It was left untouched; fix or remove the file by hand. Other tasks keep working."
+        )
+
+
+class PlanBusy(PlanningError):
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(
+            f"Plan {name} is busy: another writer has held its lock for over {seconds:g}s. "
+            "Nothing was changed; try again in a moment."
+        )
+
+
+class StorageError(PlanningError):
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(
+            f"Could not write {what}: {reason}. Nothing was changed; check that the planning root "
+            "is writable and the disk has space."
+        )
+
+
+class TodoInvalid(InvalidInput):
+    """The todo list breaks one of its rules (count, one in progress)."""

@@ -1,0 +1,419 @@
+"""The file store: the contract's on-disk layout, written crash-safely under a lock.
+
+    <root>/todo/<YYYY-MM-DD-slug>/plan.md, task_<N>.json, .highwatermark, .lock
+    <root>/done/<...same shape...>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import filelock
+from pydantic import ValidationError
+
+from . import atomicfile
+from .errors import (
+    CorruptTask,
+    PlanArchived,
+    PlanBusy,
+    PlanExists,
+    PlanNotFound,
+    StorageError,
+    TaskNotFound,
+)
+from .models import CorruptFile, PlanSnapshot, Task
+from .names import check_plan_name
+from .store import PlanArchiveCheck
+
+TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json")
+HIGHWATERMARK = ".highwatermark"
+LOCK = ".lock"
+PLAN_MD = "plan.md"
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+def task_filename(task_id: int) -> str:
+    return f"task_{task_id}.json"
+
+
+def _read_task(path: Path, task_id: int) -> Task | str:
+    """The task, or the reason it cannot be read. Symlinks are never followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "it is a symbolic link, not a task file"
+        return f"cannot open it ({e.strerror})"
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        return f"cannot read it ({e.strerror})"
+    try:
+        task = Task.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as e:
+        return f"invalid task JSON ({str(e).splitlines()[0][:120]})"
+    if task.id != task_id:
+        return f"its id field is {task.id}, not {task_id}"
+    return task
+
+
+@dataclass
+class _Cached:
+    key: tuple[int, int, int]
+    value: Task | CorruptFile
+
+
+@dataclass
+class _PlanCache:
+    files: dict[str, _Cached] = field(default_factory=dict)
+    title: tuple[tuple[int, int, int], str] | None = None
+
+
+class FileStore:
+    """Plans as folders, tasks as JSON files (see the module docstring)."""
+
+    def __init__(self, root: Path | str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.root = Path(root).absolute()
+        self.todo = self.root / "todo"
+        self.done = self.root / "done"
+        self.lock_timeout = lock_timeout
+        self._cache: dict[Path, _PlanCache] = {}
+
+    # -- setup ---------------------------------------------------------------
+
+    def ensure_writable(self) -> None:
+        """Create the layout; raise StorageError if the root cannot be written."""
+        try:
+            for folder in (self.root, self.todo, self.done):
+                folder.mkdir(parents=True, exist_ok=True)
+            probe = self.root / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
+            atomicfile.write_synced(probe, b"")
+            probe.unlink()
+        except OSError as e:
+            raise StorageError(f"the planning root {self.root}", e.strerror or str(e)) from None
+
+    # -- plan folders ----------------------------------------------------------
+
+    def _list(self, folder: Path) -> list[str]:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            return []
+        names = []
+        for e in entries:
+            try:
+                check_plan_name(e.name)
+            except Exception:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                names.append(e.name)
+        return sorted(names)
+
+    def active_plans(self) -> list[str]:
+        return self._list(self.todo)
+
+    def archived_plans(self) -> list[str]:
+        return self._list(self.done)
+
+    def _folder(self, name: str) -> tuple[Path, bool]:
+        check_plan_name(name)
+        for folder, archived in ((self.todo, False), (self.done, True)):
+            path = folder / name
+            if path.is_dir() and not path.is_symlink():
+                return path, archived
+        raise PlanNotFound(name, self.active_plans())
+
+    def is_archived(self, name: str) -> bool:
+        return self._folder(name)[1]
+
+    def plan_versions(self) -> dict[str, object]:
+        versions: dict[str, object] = {}
+        for folder in (self.todo, self.done):
+            for name in self._list(folder):
+                with contextlib.suppress(OSError):
+                    st = (folder / name).stat()
+                    versions[name] = (folder.name, st.st_mtime_ns, st.st_ino)
+        return versions
+
+    # -- reading ----------------------------------------------------------------
+
+    def read_plan_md(self, name: str) -> str:
+        path, _ = self._folder(name)
+        try:
+            return (path / PLAN_MD).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return f"# {name}\n\n(plan.md is missing from this plan folder)\n"
+        except OSError as e:
+            return f"# {name}\n\n(plan.md cannot be read: {e.strerror})\n"
+
+    def _title(self, path: Path, cache: _PlanCache) -> str:
+        try:
+            st = (path / PLAN_MD).stat()
+        except OSError:
+            return path.name
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if cache.title and cache.title[0] == key:
+            return cache.title[1]
+        first = (path / PLAN_MD).read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        title = first[2:].strip() if first.startswith("# ") else path.name
+        cache.title = (key, title)
+        return title
+
+    def snapshot(self, name: str) -> PlanSnapshot:
+        path, archived = self._folder(name)
+        return self._snapshot(path, archived)
+
+    def _snapshot(self, path: Path, archived: bool) -> PlanSnapshot:
+        cache = self._cache.setdefault(path, _PlanCache())
+        seen: dict[str, _Cached] = {}
+        tasks: dict[int, Task] = {}
+        corrupt: list[CorruptFile] = []
+        for entry in os.scandir(path):
+            m = TASK_FILE.fullmatch(entry.name)
+            if not m:
+                continue
+            task_id = int(m.group(1))
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            hit = cache.files.get(entry.name)
+            if hit is None or hit.key != key:
+                try:
+                    loaded = _read_task(Path(entry.path), task_id)
+                except FileNotFoundError:
+                    continue
+                value = loaded if isinstance(loaded, Task) else CorruptFile(
+                    task_id=task_id, file=entry.name, reason=loaded
+                )
+                hit = _Cached(key, value)
+            seen[entry.name] = hit
+            if isinstance(hit.value, Task):
+                tasks[task_id] = hit.value.model_copy(deep=True)
+            else:
+                corrupt.append(hit.value)
+        cache.files = seen
+        _repair_blocks(tasks)
+        corrupt.sort(key=lambda c: c.task_id)
+        return PlanSnapshot(
+            name=path.name,
+            title=self._title(path, cache),
+            archived=archived,
+            tasks=dict(sorted(tasks.items())),
+            corrupt=corrupt,
+        )
+
+    def get_task(self, name: str, task_id: int) -> Task:
+        path, _ = self._folder(name)
+        return _load_one(path, task_id)
+
+    # -- writing ------------------------------------------------------------------
+
+    def _lock(self, path: Path) -> filelock.BaseFileLock:
+        return filelock.FileLock(path / LOCK, timeout=self.lock_timeout)
+
+    @contextlib.contextmanager
+    def transaction(self, name: str) -> Iterator[_FileTransaction]:
+        path, archived = self._folder(name)
+        if archived:
+            raise PlanArchived(name)
+        lock = self._lock(path)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise PlanBusy(name, self.lock_timeout) from None
+        except FileNotFoundError:
+            raise PlanNotFound(name, self.active_plans()) from None
+        try:
+            # The plan may have been archived while we waited for its lock.
+            if not path.is_dir():
+                raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
+            txn = _FileTransaction(name, path, self)
+            yield txn
+            txn.commit()
+        finally:
+            lock.release()
+
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+        """Build the folder under a hidden temp name, then rename it into place."""
+        self.ensure_writable()
+        staging = self.todo / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            staging.mkdir()
+            atomicfile.write_synced(staging / PLAN_MD, plan_md.encode())
+            for t in tasks:
+                atomicfile.write_synced(staging / task_filename(t.id), t.to_json().encode())
+            high = max((t.id for t in tasks), default=0)
+            atomicfile.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
+            atomicfile.fsync_dir(staging)
+            for n in range(1, 1000):
+                name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
+                if (self.done / name).exists():
+                    continue
+                try:
+                    os.rename(staging, self.todo / name)
+                except OSError as e:
+                    if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                        continue
+                    raise
+                atomicfile.fsync_dir(self.todo)
+                return name
+            raise PlanExists(f"{date}-{slug}")
+        except OSError as e:
+            raise StorageError(f"the plan {date}-{slug}", e.strerror or str(e)) from None
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def archive(self, name: str, check: PlanArchiveCheck) -> str:
+        with self.transaction(name) as txn:
+            check(txn.snapshot())
+            target = self.done / name
+            if target.exists():
+                raise PlanExists(f"done/{name}")
+            try:
+                self.done.mkdir(parents=True, exist_ok=True)
+                os.rename(txn.path, target)
+                atomicfile.fsync_dir(self.todo)
+                atomicfile.fsync_dir(self.done)
+            except OSError as e:
+                raise StorageError(f"the plan {name}", e.strerror or str(e)) from None
+        return name
+
+    def clean_temp_files(self, name: str) -> int:
+        """Remove temp files left by a writer that crashed; only under the plan's lock."""
+        removed = 0
+        with self.transaction(name) as txn:
+            for entry in os.scandir(txn.path):
+                if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+                    removed += 1
+        return removed
+
+    def repair(self, name: str) -> list[int]:
+        """Rewrite `blocks` lists that disagree with `blockedBy` (the source of truth)
+        and clean temp files. Returns the ids whose files were rewritten."""
+        fixed: list[int] = []
+        with self.transaction(name) as txn:
+            for entry in os.scandir(txn.path):
+                if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+            for task_id, derived in txn.snapshot().tasks.items():
+                stored = txn.get(task_id)
+                if stored.blocks != derived.blocks:
+                    stored.blocks = derived.blocks
+                    txn.put(stored)
+                    fixed.append(task_id)
+        return fixed
+
+
+def _suffixed(date: str, slug: str, n: int) -> str:
+    tail = f"-{n}"
+    return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"
+
+
+def _load_one(path: Path, task_id: int) -> Task:
+    filename = task_filename(task_id)
+    try:
+        loaded = _read_task(path / filename, task_id)
+    except FileNotFoundError:
+        raise TaskNotFound(path.name, [task_id]) from None
+    if isinstance(loaded, str):
+        raise CorruptTask(path.name, task_id, filename, loaded)
+    return loaded
+
+
+def _repair_blocks(tasks: dict[int, Task]) -> None:
+    """Derive every `blocks` from the `blockedBy` lists (the source of truth)."""
+    derived: dict[int, list[int]] = {i: [] for i in tasks}
+    for t in tasks.values():
+        t.blocked_by = [b for b in t.blocked_by if b != t.id]
+        for b in t.blocked_by:
+            if b in derived:
+                derived[b].append(t.id)
+    for i, t in tasks.items():
+        t.blocks = sorted(derived[i])
+
+
+class _FileTransaction:
+    """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
+
+    def __init__(self, name: str, path: Path, store: FileStore) -> None:
+        self.name = name
+        self.path = path
+        self._store = store
+        self._staged: dict[int, Task | None] = {}
+        self._high: int | None = None
+
+    def get(self, task_id: int) -> Task:
+        if task_id in self._staged:
+            staged = self._staged[task_id]
+            if staged is None:
+                raise TaskNotFound(self.name, [task_id])
+            return staged.model_copy(deep=True)
+        return _load_one(self.path, task_id)
+
+    def exists(self, task_id: int) -> bool:
+        if task_id in self._staged:
+            return self._staged[task_id] is not None
+        return os.path.lexists(self.path / task_filename(task_id))
+
+    def next_id(self) -> int:
+        if self._high is None:
+            try:
+                self._high = int((self.path / HIGHWATERMARK).read_text().strip() or 0)
+            except (OSError, ValueError):
+                self._high = 0
+        candidate = self._high + 1
+        if self.exists(candidate):
+            # The high-water mark is behind the files (hand edit, lost file): never
+            # reuse an id, so fall back to scanning the folder once.
+            ids = [int(m.group(1)) for n in os.listdir(self.path) if (m := TASK_FILE.fullmatch(n))]
+            candidate = max([candidate, *ids, *self._staged]) + 1
+        self._high = candidate
+        return candidate
+
+    def put(self, task: Task) -> None:
+        self._staged[task.id] = task.model_copy(deep=True)
+
+    def delete(self, task_id: int) -> None:
+        self._staged[task_id] = None
+
+    def snapshot(self) -> PlanSnapshot:
+        snap = self._store._snapshot(self.path, archived=False)
+        for task_id, task in self._staged.items():
+            if task is None:
+                snap.tasks.pop(task_id, None)
+            else:
+                snap.tasks[task_id] = task.model_copy(deep=True)
+        snap.tasks = dict(sorted(snap.tasks.items()))
+        return snap
+
+    def commit(self) -> None:
+        writes = [
+            (self.path / task_filename(i), t.to_json().encode()) for i, t in self._staged.items() if t
+        ]
+        if self._high is not None:
+            writes.append((self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
+        removals = [self.path / task_filename(i) for i, t in self._staged.items() if t is None]
+        try:
+            if writes:
+                atomicfile.replace_many(writes)
+            if removals:
+                atomicfile.remove_synced(removals)
+        except OSError as e:
+            raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
+        self._staged.clear()

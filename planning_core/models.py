@@ -1,0 +1,148 @@
+"""The data the planner keeps: tasks, plans, todo items, and their bounds."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+MAX_SUBJECT = 200
+MAX_DESCRIPTION = 20_000
+MAX_SHORT_TEXT = 200  # activeForm, owner, titles
+MAX_PLAN_TEXT = 100_000  # analysis / approach in plan.md
+MAX_METADATA_BYTES = 16 * 1024
+MAX_TODO_ITEMS = 12
+MAX_PLAN_TASKS = 500  # tasks in one PlanCreate call
+MAX_EDGES = 1_000  # ids in one dependency list
+
+
+class TaskStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+class _Camel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+def metadata_size(metadata: dict[str, Any]) -> int:
+    return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+class Task(_Camel):
+    """One task file. Unknown fields found on disk are kept and written back."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    id: int = Field(ge=1)
+    subject: str
+    description: str = ""
+    status: TaskStatus = TaskStatus.PENDING
+    blocked_by: list[int] = Field(default_factory=list)
+    blocks: list[int] = Field(default_factory=list)
+    owner: str = ""
+    active_form: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+
+    def to_json(self) -> str:
+        data = self.model_dump(by_alias=True, mode="json")
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+class TaskSpec(_Camel):
+    """A task given inside PlanCreate: dependencies are 1-based positions in that list."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=MAX_SUBJECT)
+    description: str = Field(default="", max_length=MAX_DESCRIPTION)
+    active_form: str = Field(default="", max_length=MAX_SHORT_TEXT)
+    blocked_by: list[int] = Field(default_factory=list, max_length=MAX_PLAN_TASKS)
+
+    @field_validator("subject")
+    @classmethod
+    def _subject_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("subject must not be blank")
+        return v.strip()
+
+
+class TodoItem(_Camel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    content: str = Field(min_length=1, max_length=MAX_SUBJECT)
+    status: TodoStatus = "pending"
+    active_form: str = Field(default="", max_length=MAX_SHORT_TEXT)
+
+
+class CorruptFile(_Camel):
+    """A task file that could not be read; reported, never rewritten."""
+
+    task_id: int
+    file: str
+    reason: str
+
+
+class Progress(_Camel):
+    total: int = 0
+    completed: int = 0
+    in_progress: int = 0
+    pending: int = 0
+
+
+class PlanSummary(_Camel):
+    """One line of PlanList / the Active Plans block."""
+
+    name: str
+    title: str
+    archived: bool = False
+    progress: Progress
+    current: str | None = Field(default=None, description="subject of the lowest-numbered in_progress task")
+    current_id: int | None = None
+    unreadable: int = 0
+
+
+class PlanSnapshot(_Camel):
+    """Everything readable in one plan folder at one moment."""
+
+    name: str
+    title: str
+    archived: bool = False
+    tasks: dict[int, Task] = Field(default_factory=dict)
+    corrupt: list[CorruptFile] = Field(default_factory=list)
+
+    def progress(self) -> Progress:
+        p = Progress(total=len(self.tasks) + len(self.corrupt))
+        for t in self.tasks.values():
+            if t.status is TaskStatus.COMPLETED:
+                p.completed += 1
+            elif t.status is TaskStatus.IN_PROGRESS:
+                p.in_progress += 1
+            else:
+                p.pending += 1
+        return p
+
+    def current(self) -> Task | None:
+        running = [t for t in self.tasks.values() if t.status is TaskStatus.IN_PROGRESS]
+        return min(running, key=lambda t: t.id) if running else None
+
+    def summary(self) -> PlanSummary:
+        cur = self.current()
+        return PlanSummary(
+            name=self.name,
+            title=self.title,
+            archived=self.archived,
+            progress=self.progress(),
+            current=cur.subject if cur else None,
+            current_id=cur.id if cur else None,
+            unreadable=len(self.corrupt),
+        )

@@ -1,0 +1,156 @@
+"""The texts an agent reads: plan.md, boards, the Active Plans block, summaries.
+
+Formats marked "exact" in the contract are produced here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
+
+ACTIVE_PLANS_HEADER = "# Active Plans"
+SUMMARY_HEADER = "[Session Plan] Active tasks:"
+SUMMARY_MAX_TASKS = 20
+MARKS = {TaskStatus.COMPLETED: "[x]", TaskStatus.IN_PROGRESS: "[>]", TaskStatus.PENDING: "[ ]"}
+
+
+def render_plan_md(
+    title: str, analysis: str, approach: str, steps: Sequence[str], tasks: Sequence[Task]
+) -> str:
+    if steps:
+        step_lines = [f"{i}. {s}" for i, s in enumerate(steps, start=1)]
+    elif tasks:
+        step_lines = [f"{t.id}. {t.subject} (task #{t.id})" for t in tasks]
+    else:
+        step_lines = ["(none yet)"]
+    parts = [
+        f"# {title}",
+        "## Analysis",
+        analysis.strip() or "(none)",
+        "## Approach",
+        approach.strip() or "(none)",
+        "## Steps",
+        "\n".join(step_lines),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def progress_tag(summary: PlanSummary) -> str:
+    return f"[{summary.progress.completed}/{summary.progress.total} done]"
+
+
+def plan_line(summary: PlanSummary) -> str:
+    """`<name> [k/n done] current: "<subject>"` (exact)."""
+    line = f"{summary.name} {progress_tag(summary)}"
+    if summary.current is not None:
+        line += f' current: "{summary.current}"'
+    return line
+
+
+def active_plans_block(summaries: Iterable[PlanSummary]) -> str:
+    """The `# Active Plans` block (exact), one line per active plan, oldest first."""
+    lines = [f"- {plan_line(s)}" for s in summaries if not s.archived]
+    return "\n".join([ACTIVE_PLANS_HEADER, *(lines or ["(none)"])])
+
+
+def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:
+    """`[Session Plan] Active tasks:` and a checklist per active plan (exact)."""
+    out = [SUMMARY_HEADER]
+    any_plan = False
+    for snap in snapshots:
+        any_plan = True
+        out.append(f"  ▸ {snap.name} {progress_tag(snap.summary())}")
+        tasks = list(snap.tasks.values())
+        shown = tasks
+        if len(tasks) > SUMMARY_MAX_TASKS:
+            # A long plan: show the work still open, first ids first.
+            shown = [t for t in tasks if t.status is not TaskStatus.COMPLETED][:SUMMARY_MAX_TASKS]
+        out += [f"    {MARKS[t.status]} #{t.id}: {t.subject}" for t in shown]
+        out += [f"    [!] #{c.task_id}: {c.file} is unreadable ({c.reason})" for c in snap.corrupt]
+        if len(shown) < len(tasks):
+            out.append(f"    … {len(tasks) - len(shown):,} more tasks; see TaskList")
+    if not any_plan:
+        out.append("  (none)")
+    return "\n".join(out)
+
+
+def task_line(task: Task, open_blockers: Sequence[int] = ()) -> str:
+    """`#<id> [<status>] <subject>` + ` (<owner>)` + ` [blocked by #a, #b]` (exact)."""
+    line = f"#{task.id} [{task.status.value}] {task.subject}"
+    if task.owner:
+        line += f" ({task.owner})"
+    if open_blockers:
+        line += " [blocked by " + ", ".join(f"#{b}" for b in open_blockers) + "]"
+    return line
+
+
+def corrupt_line(c: CorruptFile) -> str:
+    return f"#{c.task_id} [unreadable] {c.file}: {c.reason}"
+
+
+def task_board(
+    summary: PlanSummary,
+    tasks: Sequence[Task],
+    open_blockers: dict[int, list[int]],
+    unreadable: Sequence[CorruptFile] = (),
+    next_cursor: str | None = None,
+) -> str:
+    lines = [f"{summary.name} {progress_tag(summary)}"]
+    rows: list[tuple[int, str]] = [(t.id, task_line(t, open_blockers.get(t.id, ()))) for t in tasks]
+    rows += [(c.task_id, corrupt_line(c)) for c in unreadable]
+    lines += [text for _, text in sorted(rows)]
+    if not tasks and not unreadable:
+        lines.append("(no tasks match)")
+    if next_cursor:
+        lines.append(f"More tasks: call TaskList with cursor=\"{next_cursor}\" for the next page.")
+    return "\n".join(lines)
+
+
+def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
+    def ids(values: Sequence[int]) -> str:
+        return ", ".join(f"#{i}" for i in values) or "none"
+
+    lines = [
+        f"Task #{task.id}: {task.subject}",
+        f"Status: {task.status.value}",
+        f"Owner: {task.owner or 'none'}",
+    ]
+    if task.active_form:
+        lines.append(f"Active form: {task.active_form}")
+    lines += [
+        f"Blocked by: {ids(task.blocked_by)}"
+        + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
+        f"Blocks: {ids(task.blocks)}",
+    ]
+    if task.metadata:
+        lines.append(f"Metadata: {task.metadata}")
+    lines += ["Description:", task.description or "(none)"]
+    return "\n".join(lines)
+
+
+def created_text(task: Task) -> str:
+    """`Task #<id> created successfully: <subject>` (exact)."""
+    return f"Task #{task.id} created successfully: {task.subject}"
+
+
+def updated_text(
+    task_id: int,
+    changed: Sequence[str],
+    unblocked: Sequence[Task] = (),
+    all_done: bool = False,
+    deleted: bool = False,
+) -> str:
+    """`Updated task #<id> ` + the fields that changed, then what follows from it."""
+    if deleted:
+        return f"Updated task #{task_id} deleted"
+    lines = [f"Updated task #{task_id} " + (", ".join(changed) if changed else "(nothing changed)")]
+    if unblocked:
+        lines.append("Now unblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in unblocked))
+    if all_done:
+        lines.append(
+            "All tasks in this plan are done. Verify the result against each point of plan.md "
+            "(tests, a functional check, the original request), reopen anything that fails, "
+            "then call PlanArchive."
+        )
+    return "\n".join(lines)
