@@ -62,8 +62,8 @@ def _read_task(path: Path, task_id: int) -> Task | str:
         return f"cannot read it ({e.strerror})"
     try:
         task = Task.model_validate(json.loads(raw))
-    except (ValueError, ValidationError) as e:
-        return f"invalid task JSON ({str(e).splitlines()[0][:120]})"
+    except (ValueError, ValidationError, RecursionError) as e:
+        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
     if task.id != task_id:
         return f"its id field is {task.id}, not {task_id}"
     return task

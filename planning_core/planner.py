@@ -19,6 +19,7 @@ from .errors import (
     DependencyCycle,
     InvalidInput,
     NoCurrentPlan,
+    PlanningError,
     PlanNotFinished,
     PlanNotFound,
     SelfDependency,
@@ -280,6 +281,18 @@ class Planner:
     def get_task(self, plan: str, task_id: Any) -> Task:
         return self.store.get_task(plan, parse_task_id(task_id))
 
+    def get_task_with_blockers(self, plan: str, task_id: Any) -> tuple[Task, list[int]]:
+        """The task and its unfinished blockers (a blocker that cannot be read counts as open)."""
+        task = self.get_task(plan, task_id)
+        open_ids = []
+        for b in task.blocked_by:
+            try:
+                if self.store.get_task(plan, b).status is not TaskStatus.COMPLETED:
+                    open_ids.append(b)
+            except PlanningError:
+                open_ids.append(b)
+        return task, open_ids
+
     def update_task(
         self,
         plan: str,
@@ -373,11 +386,13 @@ class Planner:
                     t.updated_at = now
                     txn.put(t)
             if change.completed:
-                change.unblocked = [
-                    get(d) for d in task.blocks if not graph.open_blockers(get(d), get)
-                    and get(d).status is TaskStatus.PENDING
-                ]
+                # From the snapshot (blockedBy is the truth): a corrupt or stale neighbour
+                # must not make completing this task fail.
                 snap = txn.snapshot()
+                statuses = {i: t.status for i, t in snap.tasks.items()}
+                change.unblocked = [
+                    t for t in snap.tasks.values() if tid in t.blocked_by and graph.is_ready(t, statuses)
+                ]
                 change.all_done = not snap.corrupt and all(
                     t.status is TaskStatus.COMPLETED for t in snap.tasks.values()
                 )
@@ -450,7 +465,12 @@ class Planner:
             rows.append(t)
         rows = [t for t in rows if t.id > after]
         page, rest = rows[:limit], rows[limit:]
-        unreadable = [c for c in snap.corrupt if c.task_id > after] if status is None and owner is None else []
+        upto = page[-1].id if rest else None  # report each unreadable file on one page only
+        unreadable = (
+            [c for c in snap.corrupt if c.task_id > after and (upto is None or c.task_id <= upto)]
+            if status is None and owner is None
+            else []
+        )
         return TaskPage(
             plan=snap.summary(),
             tasks=page,

@@ -1,0 +1,199 @@
+"""One function per tool: the contract's behaviour and texts, ready for any adapter.
+
+Each action takes the session it runs for, does one planner call, keeps the
+session's bookkeeping (current plan, todo reset) and returns the compact text the
+model reads beside the structured data. The MCP server only forwards arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from . import render
+from .models import TaskSpec, TodoItem
+from .outcomes import (
+    PlanArchivedResult,
+    PlanCreated,
+    PlanListed,
+    TaskCreated,
+    TaskFetched,
+    TaskListed,
+    TaskRow,
+    TaskUpdated,
+    TodoListed,
+)
+from .planner import Planner
+from .session import Session
+
+T = TypeVar("T", bound=BaseModel)
+
+TODO_RESET_NOTE = "Todo list reset: a plan task started or completed, so plan the next step afresh."
+
+
+@dataclass
+class Outcome(Generic[T]):
+    text: str
+    data: T
+
+
+class Actions:
+    def __init__(self, planner: Planner) -> None:
+        self.planner = planner
+
+    def _plan(self, session: Session, plan: str | None) -> str:
+        name = self.planner.resolve(plan, session.current_plan)
+        if plan:
+            session.current_plan = name
+        return name
+
+    # -- plans ---------------------------------------------------------------------
+
+    def plan_create(
+        self,
+        session: Session,
+        title: str,
+        analysis: str = "",
+        approach: str = "",
+        steps: Sequence[str] | None = None,
+        name: str | None = None,
+        date: str | None = None,
+        tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
+    ) -> Outcome[PlanCreated]:
+        snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks)
+        session.current_plan = snap.name
+        summary = snap.summary()
+        board = render.task_board(
+            summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()}
+        )
+        text = f"Created plan {snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
+        return Outcome(text, PlanCreated(plan=summary, task_ids=list(snap.tasks)))
+
+    def plan_list(self, session: Session, include_done: bool = False) -> Outcome[PlanListed]:
+        plans = self.planner.summaries(include_done)
+        lines = [render.plan_line(p) + (" (archived)" if p.archived else "") for p in plans]
+        text = "\n".join(lines) if lines else "No plans yet. Call PlanCreate to start one."
+        return Outcome(text, PlanListed(plans=plans))
+
+    def plan_archive(
+        self, session: Session, plan: str | None = None, force: bool = False
+    ) -> Outcome[PlanArchivedResult]:
+        name = self._plan(session, plan)
+        snap = self.planner.archive(name, force)
+        if session.current_plan == name:
+            session.current_plan = None
+        summary = snap.summary()
+        text = f"Archived plan {name} {render.progress_tag(summary)} to done/{name}."
+        return Outcome(text, PlanArchivedResult(plan=summary, location=f"done/{name}"))
+
+    # -- tasks ---------------------------------------------------------------------
+
+    def task_create(
+        self,
+        session: Session,
+        subject: str,
+        description: str = "",
+        active_form: str | None = None,
+        blocked_by: Any = None,
+        blocks: Any = None,
+        owner: str | None = None,
+        metadata: Any = None,
+        plan: str | None = None,
+    ) -> Outcome[TaskCreated]:
+        name = self._plan(session, plan)
+        task = self.planner.create_task(name, subject, description, active_form, blocked_by, blocks, owner, metadata)
+        return Outcome(render.created_text(task), TaskCreated(plan=name, task=task))
+
+    def task_update(
+        self,
+        session: Session,
+        task_id: Any,
+        status: str | None = None,
+        subject: str | None = None,
+        description: str | None = None,
+        active_form: str | None = None,
+        owner: str | None = None,
+        add_blocked_by: Any = None,
+        add_blocks: Any = None,
+        remove_blocked_by: Any = None,
+        remove_blocks: Any = None,
+        metadata: Any = None,
+        plan: str | None = None,
+    ) -> Outcome[TaskUpdated]:
+        name = self._plan(session, plan)
+        change = self.planner.update_task(
+            name,
+            task_id,
+            status=status,
+            subject=subject,
+            description=description,
+            active_form=active_form,
+            owner=owner,
+            add_blocked_by=add_blocked_by,
+            add_blocks=add_blocks,
+            remove_blocked_by=remove_blocked_by,
+            remove_blocks=remove_blocks,
+            metadata=metadata,
+        )
+        todo_reset = (change.started or change.completed) and session.todo.clear()
+        text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
+        if todo_reset:
+            text += "\n" + TODO_RESET_NOTE
+        data = TaskUpdated(
+            plan=name,
+            task_id=change.task_id,
+            changed=change.changed,
+            deleted=change.deleted,
+            task=None if change.deleted else change.task,
+            unblocked=[t.id for t in change.unblocked],
+            all_done=change.all_done,
+            todo_reset=todo_reset,
+        )
+        return Outcome(text, data)
+
+    def task_list(
+        self,
+        session: Session,
+        plan: str | None = None,
+        status: str | None = None,
+        owner: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Outcome[TaskListed]:
+        name = self._plan(session, plan)
+        page = self.planner.list_tasks(name, status, owner, limit, cursor)
+        text = render.task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
+        rows = [
+            TaskRow(
+                id=t.id,
+                subject=t.subject,
+                status=t.status.value,
+                owner=t.owner,
+                blocked_by=page.open_blockers.get(t.id, []),
+            )
+            for t in page.tasks
+        ]
+        return Outcome(
+            text, TaskListed(plan=page.plan, tasks=rows, unreadable=page.unreadable, next_cursor=page.next_cursor)
+        )
+
+    def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
+        name = self._plan(session, plan)
+        task, open_blockers = self.planner.get_task_with_blockers(name, task_id)
+        return Outcome(
+            render.task_detail(task, open_blockers),
+            TaskFetched(plan=name, task=task, open_blockers=open_blockers),
+        )
+
+    # -- todo ------------------------------------------------------------------------
+
+    def todo(
+        self, session: Session, items: Sequence[TodoItem | dict[str, Any]], topic: str | None = None
+    ) -> Outcome[TodoListed]:
+        session.todo.replace(items, topic)
+        todo = session.todo
+        done = sum(i.status == "completed" for i in todo.items)
+        return Outcome(todo.render(), TodoListed(topic=todo.topic, items=todo.items, done=done, total=len(todo.items)))

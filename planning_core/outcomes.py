@@ -1,0 +1,71 @@
+"""What each tool action returns as data (the tools' outputSchema). camelCase
+field names, like the tools' parameters."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .models import CorruptFile, PlanSummary, Task, TodoItem
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True)
+
+
+class TaskRow(_Out):
+    id: int
+    subject: str
+    status: str
+    owner: str = ""
+    blocked_by: list[int] = Field(default_factory=list, description="open (unfinished) blockers only")
+
+
+class PlanCreated(_Out):
+    plan: PlanSummary
+    task_ids: list[int]
+
+
+class PlanListed(_Out):
+    plans: list[PlanSummary]
+
+
+class PlanArchivedResult(_Out):
+    plan: PlanSummary
+    location: str
+
+
+class TaskCreated(_Out):
+    plan: str
+    task: Task
+
+
+class TaskUpdated(_Out):
+    plan: str
+    task_id: int
+    changed: list[str]
+    deleted: bool = False
+    task: Task | None = None
+    unblocked: list[int] = Field(default_factory=list)
+    all_done: bool = False
+    todo_reset: bool = False
+
+
+class TaskListed(_Out):
+    plan: PlanSummary
+    tasks: list[TaskRow]
+    unreadable: list[CorruptFile] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class TaskFetched(_Out):
+    plan: str
+    task: Task
+    open_blockers: list[int]
+
+
+class TodoListed(_Out):
+    topic: str = ""
+    items: list[TodoItem]
+    done: int
+    total: int

@@ -1,0 +1,102 @@
+"""Assembling the MCP server: state in the lifespan, tools, resources, prompts,
+and the middleware that adds reminders and the live Active Plans block."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.types import SubscribeRequestParams, UnsubscribeRequestParams
+
+from planning_core import FileStore, Planner
+from planning_core.actions import Actions
+from planning_core.render import active_plans_block
+
+from . import __version__, prompts, resources, tools
+from .notify import Notifier, watch
+from .state import AppState, session_key
+
+USAGE = """planning-mcp keeps your plans on disk so they survive context loss and restarts.
+For work of 3+ steps: PlanCreate (analysis, approach, tasks with blockedBy), then TaskUpdate each task to \
+in_progress when you start it and completed when it is verified; TaskList shows the board (status='ready' \
+for what can start). `todo` is a short in-memory checklist for the current step. Lost your place? Read \
+plans://active or call PlanList and TaskList."""
+
+
+def instructions(state: AppState) -> str:
+    return f"{USAGE}\n\n{active_plans_block(state.planner.summaries())}"
+
+
+def build_server(root: Path | str, *, lock_timeout: float | None = None, watch_interval: float = 0.25) -> MCPServer:
+    """An MCPServer over the plans in `root`. State is created when the server starts."""
+    bus = InMemorySubscriptionBus()
+    notifier = Notifier(bus)
+    store = FileStore(root) if lock_timeout is None else FileStore(root, lock_timeout=lock_timeout)
+    planner = Planner(store)
+    state = AppState(store=store, planner=planner, actions=Actions(planner))
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        await anyio.to_thread.run_sync(store.ensure_writable)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, store, notifier, watch_interval)
+            try:
+                yield state
+            finally:
+                tg.cancel_scope.cancel()
+
+    server: MCPServer[AppState] = MCPServer(
+        "planning-mcp",
+        title="Planning",
+        version=__version__,
+        instructions=USAGE,
+        lifespan=lifespan,
+        subscriptions=bus,
+        log_level="WARNING",
+        middleware=[_live_instructions, _reminders],
+    )
+    tools.register(server)
+    resources.register(server, state)
+    prompts.register(server)
+    lowlevel = server._lowlevel_server  # the SDK's high-level server has no subscribe hook for 2025 clients
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, notifier.on_subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.on_unsubscribe)
+    return server
+
+
+async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Instructions carry the Active Plans block as it is when the client connects."""
+    result = await call_next(ctx)
+    if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+        state: AppState = ctx.lifespan_context
+        result["instructions"] = await anyio.to_thread.run_sync(instructions, state)
+    return result
+
+
+async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Count every tool call as a round of its session and append the reminders due."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/call" or not isinstance(result, dict):
+        return result
+    state: AppState = ctx.lifespan_context
+    session = state.session(session_key(ctx.request))
+    tool = (ctx.params or {}).get("name")
+    due = await anyio.to_thread.run_sync(
+        lambda: session.round(
+            str(tool), succeeded=not result.get("isError"), plan_has_work=lambda: state.plan_has_work(session)
+        )
+    )
+    if due:
+        texts = [block for block in result.get("content", []) if block.get("type") == "text"]
+        if texts:
+            texts[-1]["text"] += "\n" + "\n".join(due)
+        else:
+            result.setdefault("content", []).append({"type": "text", "text": "\n".join(due)})
+    return result

@@ -1,0 +1,98 @@
+"""The `planning-mcp` command: serve (stdio, http, sse), status, --version."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from planning_core import FileStore, PlanningError
+from planning_core.render import startup_summary
+
+from . import __version__
+from .app import build_server
+from .http import ServeError, serve
+
+log = logging.getLogger("planning_mcp")
+
+
+def resolve_root(arg: str | None) -> Path:
+    """--root, else $PLANNING_MCP_ROOT, else ./.planning where the server starts."""
+    raw = arg or os.environ.get("PLANNING_MCP_ROOT") or ".planning"
+    return Path(raw).expanduser().absolute()
+
+
+def open_store(root: Path) -> FileStore:
+    store = FileStore(root)
+    try:
+        store.ensure_writable()
+    except PlanningError:
+        raise ServeError(
+            f"cannot use planning root {root} (not creatable or not writable); "
+            "set --root DIR or PLANNING_MCP_ROOT to a writable folder"
+        ) from None
+    return store
+
+
+def summary(store: FileStore) -> str:
+    return startup_summary(store.snapshot(n) for n in store.active_plans())
+
+
+def _recover(store: FileStore) -> None:
+    """After a crash: drop temp files, mirror blocks from blockedBy. Never fatal."""
+    for name in store.active_plans():
+        try:
+            fixed = store.repair(name)
+        except PlanningError as e:
+            log.warning("could not check plan %s: %s", name, e)
+            continue
+        if fixed:
+            log.warning("plan %s: repaired blocks of tasks %s", name, fixed)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="planning-mcp",
+        description="An MCP server that keeps an agent's plans and tasks on disk. Without a command: serve stdio.",
+    )
+    p.add_argument("--version", action="version", version=f"planning-mcp {__version__}")
+    p.add_argument("--root", help="planning folder (default: $PLANNING_MCP_ROOT, else ./.planning)")
+    sub = p.add_subparsers(dest="command")
+    s = sub.add_parser("serve", help="serve over stdio (default), streamable HTTP or SSE")
+    s.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
+    s.add_argument("--host", default="127.0.0.1", help="HTTP/SSE address (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=8000, help="HTTP/SSE port (default 8000)")
+    s.add_argument("--root", dest="sub_root", help="planning folder")
+    s.add_argument("--token", help="bearer token required on every HTTP request (default: $PLANNING_MCP_TOKEN)")
+    st = sub.add_parser("status", help="print the active plans and their tasks")
+    st.add_argument("--root", dest="sub_root", help="planning folder")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="planning-mcp: %(message)s")
+    args = parser().parse_args(argv)
+    root = resolve_root(getattr(args, "sub_root", None) or args.root)
+    try:
+        store = open_store(root)
+        if args.command == "status":
+            print(summary(store))
+            return 0
+        transport = getattr(args, "transport", "stdio")
+        _recover(store)
+        print(summary(store), file=sys.stderr, flush=True)
+        server = build_server(root)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
+            serve(server, "http" if transport == "http" else "sse", args.host, args.port, token)
+    except ServeError as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0

@@ -1,0 +1,64 @@
+"""Server state, built once per server run (in the lifespan) and never global."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from mcp.server.mcpserver import Context
+
+from planning_core import FileStore, Planner, Session, TaskStatus
+from planning_core.actions import Actions
+from planning_core.errors import PlanNotFound
+
+DEFAULT_SESSION = "default"
+
+
+@dataclass
+class AppState:
+    store: FileStore
+    planner: Planner
+    actions: Actions
+    sessions: dict[str, Session] = field(default_factory=dict)
+
+    def session(self, key: str) -> Session:
+        if key not in self.sessions:
+            self.sessions[key] = Session()
+        return self.sessions[key]
+
+    def plan_has_work(self, session: Session) -> bool:
+        """Does the session's current plan (before it has one: any active plan) have a
+        task in progress? Asked only when a reminder is due, so it may read the plan."""
+        active = self.store.active_plans()
+        names = [session.current_plan] if session.current_plan and session.current_plan in active else active
+        for name in names:
+            try:
+                snap = self.store.snapshot(name)
+            except PlanNotFound:
+                continue
+            if any(t.status is TaskStatus.IN_PROGRESS for t in snap.tasks.values()):
+                return True
+        return False
+
+
+def session_key(request: Any) -> str:
+    """Contract §7: a stdio process is one session; over HTTP the mcp-session-id
+    header, else the authenticated client, else one shared default session."""
+    if request is None:
+        return DEFAULT_SESSION
+    headers: Mapping[str, str] | None = getattr(request, "headers", None)
+    if headers is not None:
+        sid = headers.get("mcp-session-id")
+        if sid:
+            return f"http:{sid}"
+    query = getattr(request, "query_params", None)
+    if query is not None and query.get("session_id"):
+        return f"sse:{query.get('session_id')}"
+    # One configured token means one client identity: the shared default session.
+    return DEFAULT_SESSION
+
+
+def app_state(ctx: Context) -> AppState:
+    """The state the lifespan built, as seen from a tool, resource or prompt."""
+    return cast(AppState, ctx.request_context.lifespan_context)

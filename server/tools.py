@@ -1,0 +1,170 @@
+"""The tools: typed signatures, a description for the model, one call into the core.
+
+Core refusals (PlanningError) become tool errors with the core's message, here
+in `_answer` and nowhere else.
+"""
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from planning_core import PlanningError, Session, TaskSpec, TodoItem
+from planning_core.actions import Actions, Outcome
+from planning_core.outcomes import (
+    PlanArchivedResult,
+    PlanCreated,
+    PlanListed,
+    TaskCreated,
+    TaskFetched,
+    TaskListed,
+    TaskUpdated,
+    TodoListed,
+)
+
+from .state import AppState, app_state, session_key
+
+TaskId = Annotated[int | str, Field(description='task id: 3, "3" or "#3"')]
+TaskIds = list[int | str]
+PlanName = Annotated[
+    str | None, Field(description="plan folder name, e.g. 2026-05-28-add-auth; default: the current plan")
+]
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+async def _answer(ctx: Context, call: Callable[[Actions, Session], Outcome[Any]]) -> CallToolResult:
+    state = app_state(ctx)
+    session = state.session(session_key(ctx.request_context.request))
+    try:
+        # File I/O and lock waits run off the event loop, so one slow writer never
+        # stalls other sessions of this server.
+        outcome = await anyio.to_thread.run_sync(call, state.actions, session)
+    except PlanningError as e:
+        return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=outcome.text)],
+        structured_content=outcome.data.model_dump(mode="json", by_alias=True),
+    )
+
+
+def register(server: MCPServer[AppState]) -> None:
+    @server.tool(name="PlanCreate", annotations=WRITE)
+    async def plan_create(
+        title: str,
+        analysis: str,
+        approach: str,
+        ctx: Context,
+        steps: list[str] | None = None,
+        name: Annotated[str | None, Field(description="slug, [a-z0-9-]; default: derived from title")] = None,
+        date: Annotated[str | None, Field(description="YYYY-MM-DD; default: today")] = None,
+        tasks: Annotated[
+            list[TaskSpec] | None, Field(description="initial tasks; blockedBy = 1-based positions in this list")
+        ] = None,
+    ) -> Annotated[CallToolResult, PlanCreated]:
+        """Create a Session Plan (plan.md + tasks, all or nothing) in todo/<date>-<slug>/. It becomes the
+        current plan. Use for work of 3+ steps that must survive context loss."""
+        return await _answer(ctx, lambda a, s: a.plan_create(s, title, analysis, approach, steps, name, date, tasks))
+
+    @server.tool(name="PlanList", annotations=READ)
+    async def plan_list(ctx: Context, includeDone: bool = False) -> Annotated[CallToolResult, PlanListed]:
+        """List plans: `<name> [k/n done] current: "<task>"`."""
+        return await _answer(ctx, lambda a, s: a.plan_list(s, includeDone))
+
+    @server.tool(name="PlanArchive", annotations=UPDATE)
+    async def plan_archive(
+        ctx: Context, plan: PlanName = None, force: bool = False
+    ) -> Annotated[CallToolResult, PlanArchivedResult]:
+        """Move a finished plan to done/. Refuses while tasks are unfinished unless force (nothing is deleted)."""
+        return await _answer(ctx, lambda a, s: a.plan_archive(s, plan, force))
+
+    @server.tool(name="TaskCreate", annotations=WRITE)
+    async def task_create(
+        subject: str,
+        description: str,
+        ctx: Context,
+        activeForm: Annotated[str | None, Field(description="present tense, e.g. 'Running tests'")] = None,
+        blockedBy: TaskIds | None = None,
+        blocks: TaskIds | None = None,
+        owner: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        plan: PlanName = None,
+    ) -> Annotated[CallToolResult, TaskCreated]:
+        """Add a pending task to a plan, optionally linked to existing tasks."""
+        return await _answer(
+            ctx,
+            lambda a, s: a.task_create(s, subject, description, activeForm, blockedBy, blocks, owner, metadata, plan),
+        )
+
+    @server.tool(name="TaskUpdate", annotations=UPDATE)
+    async def task_update(
+        taskId: TaskId,
+        ctx: Context,
+        status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
+        subject: str | None = None,
+        description: str | None = None,
+        activeForm: str | None = None,
+        owner: str | None = None,
+        addBlockedBy: TaskIds | None = None,
+        addBlocks: TaskIds | None = None,
+        removeBlockedBy: TaskIds | None = None,
+        removeBlocks: TaskIds | None = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="merged; a key set to null is removed")] = None,
+        plan: PlanName = None,
+    ) -> Annotated[CallToolResult, TaskUpdated]:
+        """Change a task: status (in_progress + owner claims it atomically; blocked tasks cannot start;
+        completed can be reopened; deleted removes it), fields, or dependencies."""
+        return await _answer(
+            ctx,
+            lambda a, s: a.task_update(
+                s,
+                taskId,
+                status,
+                subject,
+                description,
+                activeForm,
+                owner,
+                addBlockedBy,
+                addBlocks,
+                removeBlockedBy,
+                removeBlocks,
+                metadata,
+                plan,
+            ),
+        )
+
+    @server.tool(name="TaskList", annotations=READ)
+    async def task_list(
+        ctx: Context,
+        plan: PlanName = None,
+        status: Annotated[
+            Literal["pending", "in_progress", "completed", "ready", "blocked"] | None,
+            Field(description="ready = pending with all blockers done"),
+        ] = None,
+        owner: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 200,
+        cursor: str | None = None,
+    ) -> Annotated[CallToolResult, TaskListed]:
+        """The plan's task board: `#id [status] subject (owner) [blocked by #a]`."""
+        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor))
+
+    @server.tool(name="TaskGet", annotations=READ)
+    async def task_get(taskId: TaskId, ctx: Context, plan: PlanName = None) -> Annotated[CallToolResult, TaskFetched]:
+        """One task in full: description, status, owner, dependencies."""
+        return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
+
+    @server.tool(name="todo", annotations=REPLACE)
+    async def todo(
+        items: list[TodoItem],
+        ctx: Context,
+        topic: str | None = None,
+    ) -> Annotated[CallToolResult, TodoListed]:
+        """Replace this session's short checklist for the step at hand (at most 12 items, one
+        in_progress). Not saved to disk; use the Task tools for the plan itself."""
+        return await _answer(ctx, lambda a, s: a.todo(s, items, topic))
