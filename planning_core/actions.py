@@ -105,7 +105,9 @@ class Actions:
     ) -> Outcome[TaskCreated]:
         name = self._plan(session, plan)
         task = self.planner.create_task(name, subject, description, active_form, blocked_by, blocks, owner, metadata)
-        return Outcome(render.created_text(task), TaskCreated(plan=name, task=task))
+        open_ids = [b for b in task.blocked_by if b in self.planner.get_task_with_blockers(name, task.id)[1]]
+        row = TaskRow(id=task.id, subject=task.subject, status=task.status.value, owner=task.owner, blocked_by=open_ids)
+        return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
 
     def task_update(
         self,
@@ -147,7 +149,7 @@ class Actions:
             task_id=change.task_id,
             changed=change.changed,
             deleted=change.deleted,
-            task=None if change.deleted else change.task,
+            status=None if change.deleted or change.task is None else change.task.status.value,
             unblocked=[t.id for t in change.unblocked],
             all_done=change.all_done,
             todo_reset=todo_reset,

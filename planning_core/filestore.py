@@ -34,7 +34,8 @@ from .models import CorruptFile, PlanSnapshot, Task
 from .names import check_plan_name
 from .store import PlanArchiveCheck
 
-TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json")
+TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json", re.ASCII)
+MAX_TASK_ID = 999_999_999  # the largest id TASK_FILE recognises
 HIGHWATERMARK = ".highwatermark"
 LOCK = ".lock"
 PLAN_MD = "plan.md"
@@ -376,6 +377,8 @@ class _FileTransaction:
             try:
                 self._high = int((self.path / HIGHWATERMARK).read_text().strip() or 0)
             except (OSError, ValueError):
+                self._high = 0
+            if not 0 <= self._high < MAX_TASK_ID:  # hand-edited out of range: trust the files
                 self._high = 0
         candidate = self._high + 1
         if self.exists(candidate):

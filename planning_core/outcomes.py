@@ -18,7 +18,7 @@ class TaskRow(_Out):
     subject: str
     status: str
     owner: str = ""
-    blocked_by: list[int] = Field(default_factory=list, description="open (unfinished) blockers only")
+    blocked_by: list[int] = Field(default_factory=list, description="open blockers")
 
 
 class PlanCreated(_Out):
@@ -37,7 +37,7 @@ class PlanArchivedResult(_Out):
 
 class TaskCreated(_Out):
     plan: str
-    task: Task
+    task: TaskRow
 
 
 class TaskUpdated(_Out):
@@ -45,7 +45,7 @@ class TaskUpdated(_Out):
     task_id: int
     changed: list[str]
     deleted: bool = False
-    task: Task | None = None
+    status: str | None = None
     unblocked: list[int] = Field(default_factory=list)
     all_done: bool = False
     todo_reset: bool = False

@@ -30,13 +30,14 @@ from .state import AppState, app_state, session_key
 TaskId = Annotated[int | str, Field(description='task id: 3, "3" or "#3"')]
 TaskIds = list[int | str]
 PlanName = Annotated[
-    str | None, Field(description="plan folder name, e.g. 2026-05-28-add-auth; default: the current plan")
+    str | None, Field(description="plan name (folder); default: current plan")
 ]
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-REPLACE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+# Only hints that differ from the protocol's defaults (not read-only, destructive,
+# not idempotent, open world) are sent.
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+UPDATE = ToolAnnotations(idempotent_hint=True, open_world_hint=False)
 
 
 async def _answer(ctx: Context, call: Callable[[Actions, Session], Outcome[Any]]) -> CallToolResult:
@@ -50,8 +51,72 @@ async def _answer(ctx: Context, call: Callable[[Actions, Session], Outcome[Any]]
         return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
-        structured_content=outcome.data.model_dump(mode="json", by_alias=True),
+        structured_content=outcome.data.model_dump(mode="json", by_alias=True, exclude_none=True),
     )
+
+
+def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:
+    """Shrink pydantic's schemas without changing what they accept: tools/list is read
+    by the model on every turn. Drops generated titles, `X | None` unions (optional
+    parameters may simply be left out), null defaults, and, in output schemas, defaults
+    and model docstrings."""
+    if isinstance(schema, list):
+        return [_compact(v, output=output) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if names:  # keys are property or definition names, not schema keywords
+        return {k: _compact(v, output=output) for k, v in schema.items()}
+    any_of = schema.get("anyOf")
+    if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
+        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+        schema = {**next(v for v in any_of if v != {"type": "null"}), **rest}
+        any_of = schema.get("anyOf")
+    if isinstance(any_of, list) and all(isinstance(v, dict) and list(v) == ["type"] for v in any_of):
+        schema = {"type": [v["type"] for v in any_of], **{k: v for k, v in schema.items() if k != "anyOf"}}
+    if output and "$ref" in schema:
+        # Output schemas stay one level deep: nested objects are described by the text.
+        schema = {"type": "object", **{k: v for k, v in schema.items() if k != "$ref"}}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and (output or value in (None, "", False)):
+            continue
+        if key == "required" and output:
+            continue
+        if key == "$defs" and output:
+            continue
+        out[key] = _compact(value, output=output, names=key in ("properties", "$defs"))
+    if "properties" in out:
+        out.pop("description", None)  # a model's docstring; the tool description says it
+    return out
+
+
+def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/") and ref[8:] in defs:
+                return resolve(defs[ref[8:]])
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return dict(resolve(schema))
+
+
+def compact_schemas(server: MCPServer[AppState]) -> None:
+    for tool in server._tool_manager.list_tools():
+        tool.parameters = _compact(_inline_defs(tool.parameters))
+        tool.description = " ".join((tool.description or "").split())
+        output = tool.fn_metadata.output_schema
+        if output is not None:
+            compacted = _compact(output, output=True)
+            output.clear()
+            output.update(compacted)
 
 
 def register(server: MCPServer[AppState]) -> None:
@@ -159,7 +224,7 @@ def register(server: MCPServer[AppState]) -> None:
         """One task in full: description, status, owner, dependencies."""
         return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
 
-    @server.tool(name="todo", annotations=REPLACE)
+    @server.tool(name="todo", annotations=UPDATE)
     async def todo(
         items: list[TodoItem],
         ctx: Context,
@@ -168,3 +233,5 @@ def register(server: MCPServer[AppState]) -> None:
         """Replace this session's short checklist for the step at hand (at most 12 items, one
         in_progress). Not saved to disk; use the Task tools for the plan itself."""
         return await _answer(ctx, lambda a, s: a.todo(s, items, topic))
+
+    compact_schemas(server)
