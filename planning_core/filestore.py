@@ -13,7 +13,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,7 +207,7 @@ class FileStore:
             else:
                 corrupt.append(hit.value)
         cache.files = seen
-        _repair_blocks(tasks)
+        _repair_blocks(tasks, unreadable={c.task_id for c in corrupt})
         corrupt.sort(key=lambda c: c.task_id)
         return PlanSnapshot(
             name=path.name,
@@ -314,7 +314,7 @@ class FileStore:
                     os.unlink(entry.path)
             for task_id, derived in txn.snapshot().tasks.items():
                 stored = txn.get(task_id)
-                if stored.blocks != derived.blocks:
+                if sorted(stored.blocks) != derived.blocks:
                     stored.blocks = derived.blocks
                     txn.put(stored)
                     fixed.append(task_id)
@@ -337,16 +337,19 @@ def _load_one(path: Path, task_id: int) -> Task:
     return loaded
 
 
-def _repair_blocks(tasks: dict[int, Task]) -> None:
-    """Derive every `blocks` from the `blockedBy` lists (the source of truth)."""
-    derived: dict[int, list[int]] = {i: [] for i in tasks}
+def _repair_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> None:
+    """Derive every `blocks` from the `blockedBy` lists (the source of truth).
+
+    An edge to an unreadable task cannot be checked against its `blockedBy`, so it is
+    kept as stored rather than dropped (the file is reported, not guessed at)."""
+    derived: dict[int, set[int]] = {i: set() for i in tasks}
     for t in tasks.values():
         t.blocked_by = [b for b in t.blocked_by if b != t.id]
         for b in t.blocked_by:
             if b in derived:
-                derived[b].append(t.id)
+                derived[b].add(t.id)
     for i, t in tasks.items():
-        t.blocks = sorted(derived[i])
+        t.blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
 
 
 class _FileTransaction:

@@ -35,7 +35,7 @@ def test_ids_never_reused_after_delete(planner: Planner, store: FileStore, plan:
     assert int((folder / ".highwatermark").read_text()) == 6
 
 
-@pytest.mark.parametrize("mark", ["1\n", "0", "", "garbage", "-5", None])
+@pytest.mark.parametrize("mark", ["1\n", "0", "", "garbage", "-5", "99999999999", None])
 def test_wrong_highwatermark_never_overwrites(planner: Planner, store: FileStore, plan: str, mark: str | None) -> None:
     folder = store.todo / plan
     hwm = folder / ".highwatermark"
