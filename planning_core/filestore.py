@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import json
 import os
@@ -203,7 +204,7 @@ class FileStore:
                 hit = _Cached(key, value)
             seen[entry.name] = hit
             if isinstance(hit.value, Task):
-                tasks[task_id] = hit.value.model_copy(deep=True)
+                tasks[task_id] = _clone(hit.value)
             else:
                 corrupt.append(hit.value)
         cache.files = seen
@@ -238,9 +239,16 @@ class FileStore:
             raise PlanBusy(name, self.lock_timeout) from None
         except FileNotFoundError:
             raise PlanNotFound(name, self.active_plans()) from None
+        except OSError as e:  # e.g. .lock is a symlink (ELOOP) or the folder is read-only
+            raise StorageError(f"the lock file {name}/{LOCK}", e.strerror or str(e)) from None
         try:
-            # The plan may have been archived while we waited for its lock.
-            if not path.is_dir():
+            # The plan may have been archived while we waited for its lock; filelock then
+            # recreates the folder just to hold .lock, and that ghost must not become a plan.
+            if not path.is_dir() or (self.done / name).is_dir():
+                if path.is_dir() and set(os.listdir(path)) <= {LOCK}:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path / LOCK)
+                        os.rmdir(path)
                 raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
             txn = _FileTransaction(name, path, self)
             yield txn
@@ -250,7 +258,10 @@ class FileStore:
 
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
         """Build the folder under a hidden temp name, then rename it into place."""
-        self.ensure_writable()
+        try:
+            self.todo.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         staging = self.todo / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
         try:
             staging.mkdir()
@@ -319,6 +330,18 @@ class FileStore:
                     txn.put(stored)
                     fixed.append(task_id)
         return fixed
+
+
+def _clone(task: Task) -> Task:
+    """A copy the caller may change freely. Only the containers are copied deeply:
+    `model_copy(deep=True)` on every task made snapshots of big plans slow (bench/)."""
+    c = task.model_copy()
+    c.__dict__["blocked_by"] = list(task.blocked_by)
+    c.__dict__["blocks"] = list(task.blocks)
+    c.__dict__["metadata"] = copy.deepcopy(task.metadata) if task.metadata else {}
+    if task.__pydantic_extra__:
+        c.__pydantic_extra__ = copy.deepcopy(task.__pydantic_extra__)
+    return c
 
 
 def _suffixed(date: str, slug: str, n: int) -> str:

@@ -57,8 +57,11 @@ def test_six_processes_one_plan(planner: Planner, store: FileStore, tmp_path: Pa
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, str(store.root), name, str(k), str(PER_WORKER), str(go)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for k in range(WORKERS)
     ]
     time.sleep(0.3)

@@ -102,7 +102,7 @@ def test_touching_a_corrupt_task_refuses_and_changes_nothing(
     planner: Planner, store: FileStore, plan: str, corrupt3: Path, edge_call: object
 ) -> None:
     before = tree_state(store.root)
-    with pytest.raises(CorruptTask, match="task_3.json"):
+    with pytest.raises(CorruptTask, match=r"task_3\.json"):
         edge_call(planner, plan)  # type: ignore[operator]
     assert tree_state(store.root) == before
 
@@ -134,7 +134,7 @@ def test_symlinked_task_is_reported_and_never_written_through(
     snap = store.snapshot(plan)
     assert [c.file for c in snap.corrupt] == ["task_2.json"]
     assert "symbolic link" in snap.corrupt[0].reason
-    with pytest.raises(CorruptTask, match="task_2.json"):
+    with pytest.raises(CorruptTask, match=r"task_2\.json"):
         planner.get_task(plan, 2)
     for call in (
         lambda: planner.update_task(plan, 2, subject="hijack"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +60,7 @@ def test_longer_cycle_is_named_in_order(planner: Planner, store: FileStore, plan
     assert cycle[0] == cycle[-1] and set(cycle) in ({1, 2, 4}, {1, 3, 4}) and len(cycle) == 4
     # every consecutive pair is a real `blocks` edge, plus the one being added (4 blocks 1)
     snap = store.snapshot(plan)
-    for a, b in zip(cycle, cycle[1:], strict=False):
+    for a, b in itertools.pairwise(cycle):
         assert b in snap.tasks[a].blocks or (a, b) == (4, 1)
 
 

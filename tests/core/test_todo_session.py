@@ -25,10 +25,10 @@ def test_todo_render_marks() -> None:
     [
         _items(*["pending"] * 13),
         _items("in_progress", "in_progress"),
-        _items("pending") + [{"content": "", "status": "pending"}],
-        _items("pending") + [{"content": "x", "status": "done"}],
-        _items("pending") + [{"content": "x" * 201}],
-        _items("pending") + [{"content": "x", "extra": 1}],
+        [*_items("pending"), {"content": "", "status": "pending"}],
+        [*_items("pending"), {"content": "x", "status": "done"}],
+        [*_items("pending"), {"content": "x" * 201}],
+        [*_items("pending"), {"content": "x", "extra": 1}],
     ],
 )
 def test_refused_replace_keeps_old_list(bad: list[dict[str, object]]) -> None:
