@@ -108,12 +108,17 @@ def seed(ok: Any) -> Callable[[Client], Awaitable[CallToolResult]]:
 
 
 def hash_tree(root: Path) -> dict[str, str]:
-    """Every file and folder under root, by relative path: a content hash (files) or "dir"."""
+    """Every file and folder under root, by relative path: a content hash (files) or "dir".
+
+    A plan's `.lock` is left out: it is the (empty) lock file of the contract's layout and
+    is created the first time a writer takes the lock, refused or not."""
     out: dict[str, str] = {}
     if not root.exists():
         return out
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
+        if path.name == ".lock":
+            continue
         out[rel] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
