@@ -7,10 +7,11 @@ import hmac
 import ipaddress
 import socket
 import sys
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
+if TYPE_CHECKING:  # the SDK loads only when serving (the CLI's other commands start fast)
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 Transport = Literal["http", "sse"]
@@ -53,6 +54,8 @@ class BearerAuth:
 
 
 def security_for(host: str) -> TransportSecuritySettings:
+    from mcp.server.transport_security import TransportSecuritySettings
+
     if is_loopback(host):
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -89,11 +92,17 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(server: MCPServer[Any], transport: Transport, host: str, port: int, token: str | None) -> None:
+def serve(
+    server: MCPServer[Any], transport: Transport, host: str, port: int, token: str | None, banner: str = ""
+) -> None:
+    """`banner` (the startup summary) is printed only once the address is bound, so a refusal
+    to start (no token off loopback, port in use) is the one line on stderr."""
     import uvicorn
 
     app = build_app(server, transport, host, token)
     sock = bind(host, port)
+    if banner:
+        print(banner, file=sys.stderr, flush=True)
     path = "/mcp" if transport == "http" else "/sse"
     print(f"planning-mcp: serving http://{host}:{sock.getsockname()[1]}{path}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

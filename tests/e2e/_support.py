@@ -60,7 +60,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_cli(args: Sequence[str], *, timeout: float = 20, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: Sequence[str], *, timeout: float = 20, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `planning-mcp ARGS` to completion (bounded)."""
     return subprocess.run(
         [console_script(), *args],

@@ -1,0 +1,41 @@
+"""The command line outside of serving: --version and status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from server import __version__
+
+from ._support import child_env, run_cli
+
+
+def test_version() -> None:
+    r = run_cli(["--version"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"planning-mcp {__version__}"
+    assert __version__ == version("planning-mcp")
+
+
+def test_status_without_plans(tmp_path: Path) -> None:
+    r = run_cli(["status", "--root", str(tmp_path / "empty")])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[Session Plan] Active tasks:\n  (none)\n"
+    assert r.stderr == ""
+
+
+def test_status_reads_the_environment_root(tmp_path: Path) -> None:
+    r = run_cli(["status"], env={"PLANNING_MCP_ROOT": str(tmp_path / "env-root")})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[Session Plan] Active tasks:\n  (none)\n"
+    assert (tmp_path / "env-root").is_dir()
+
+
+def test_module_entry_point_matches_the_script() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "server", "--version"], capture_output=True, text=True, timeout=20, env=child_env()
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"planning-mcp {__version__}"
