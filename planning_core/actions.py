@@ -14,7 +14,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from . import render
-from .models import TaskSpec, TodoItem
+from .events import EventHooks, task_payload
+from .models import Task, TaskSpec, TodoItem
 from .outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -41,8 +42,27 @@ class Outcome(Generic[T]):
 
 
 class Actions:
-    def __init__(self, planner: Planner) -> None:
+    def __init__(self, planner: Planner, hooks: EventHooks | None = None) -> None:
         self.planner = planner
+        self.hooks = hooks  # event hooks (planning_core.events); configured at server start only
+
+    def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
+        root = getattr(self.planner.store, "root", "")
+        plan_dir = getattr(self.planner.store, "todo", None)
+        return task_payload(
+            root,
+            plan,
+            plan_dir / plan if plan_dir is not None else "",
+            task.id,
+            subject if subject is not None else task.subject,
+            task.description,
+            owner if owner is not None else task.owner,
+        )
+
+    def _created(self, plan: str, tasks: Sequence[Task]) -> None:
+        if self.hooks is not None and self.hooks.has("TaskCreated"):
+            for task in tasks:
+                self.hooks.task_created(self._payload(plan, task))
 
     def _plan(self, session: Session, plan: str | None) -> str:
         name = self.planner.resolve(plan, session.current_plan)
@@ -65,6 +85,7 @@ class Actions:
     ) -> Outcome[PlanCreated]:
         snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks)
         session.current_plan = snap.name
+        self._created(snap.name, list(snap.tasks.values()))
         summary = snap.summary()
         board = render.task_board(
             summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()}
@@ -105,6 +126,7 @@ class Actions:
     ) -> Outcome[TaskCreated]:
         name = self._plan(session, plan)
         task = self.planner.create_task(name, subject, description, active_form, blocked_by, blocks, owner, metadata)
+        self._created(name, [task])
         open_ids = [b for b in task.blocked_by if b in self.planner.get_task_with_blockers(name, task.id)[1]]
         row = TaskRow(id=task.id, subject=task.subject, status=task.status.value, owner=task.owner, blocked_by=open_ids)
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
@@ -126,6 +148,11 @@ class Actions:
         plan: str | None = None,
     ) -> Outcome[TaskUpdated]:
         name = self._plan(session, plan)
+        if status == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
+            # Before the write and outside the plan's lock: a slow check blocks no other writer.
+            current = self.planner.get_task(name, task_id)
+            if current.status.value != "completed":
+                self.hooks.check_completion(self._payload(name, current, subject, owner))
         change = self.planner.update_task(
             name,
             task_id,

@@ -151,3 +151,8 @@ class StorageError(PlanningError):
 
 class TodoInvalid(InvalidInput):
     """The todo list breaks one of its rules (count, one in progress)."""
+
+
+class CompletionRefused(PlanningError):
+    """A TaskCompleted event hook refused the completion (exit 2 or timeout); the
+    message carries the hook's own explanation. The task was left as it was."""

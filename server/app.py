@@ -3,6 +3,8 @@ and the middleware that adds reminders and the live Active Plans block."""
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +19,7 @@ from mcp.types import SubscribeRequestParams, UnsubscribeRequestParams
 
 from planning_core import FileStore, Planner
 from planning_core.actions import Actions
+from planning_core.events import EventHooks
 from planning_core.render import active_plans_block
 
 from . import __version__, prompts, resources, tools
@@ -34,13 +37,20 @@ def instructions(state: AppState) -> str:
     return f"{USAGE}\n\n{active_plans_block(state.planner.summaries())}"
 
 
-def build_server(root: Path | str, *, lock_timeout: float | None = None, watch_interval: float = 0.25) -> MCPServer:
-    """An MCPServer over the plans in `root`. State is created when the server starts."""
+def build_server(
+    root: Path | str,
+    *,
+    lock_timeout: float | None = None,
+    watch_interval: float = 0.25,
+    hooks: EventHooks | None = None,
+) -> MCPServer:
+    """An MCPServer over the plans in `root`; one state (sessions included) per server object.
+    `hooks`: the event hooks the person starting the server configured (never from a plan)."""
     bus = InMemorySubscriptionBus()
     notifier = Notifier(bus)
     store = FileStore(root) if lock_timeout is None else FileStore(root, lock_timeout=lock_timeout)
     planner = Planner(store)
-    state = AppState(store=store, planner=planner, actions=Actions(planner))
+    state = AppState(store=store, planner=planner, actions=Actions(planner, hooks))
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
@@ -77,6 +87,10 @@ async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: Cal
     if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
         state: AppState = ctx.lifespan_context
         result["instructions"] = await anyio.to_thread.run_sync(instructions, state)
+        resources_capability = result.get("capabilities", {}).get("resources")
+        if isinstance(resources_capability, dict):
+            # The watcher sends list-changed notifications to 2025 clients too; say so.
+            resources_capability["listChanged"] = True
     return result
 
 
@@ -93,6 +107,8 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
             str(tool), succeeded=not result.get("isError"), plan_has_work=lambda: state.plan_has_work(session)
         )
     )
+    if result.get("isError"):
+        _shorten_validation_error(result, str(tool))
     if due:
         texts = [block for block in result.get("content", []) if block.get("type") == "text"]
         if texts:
@@ -100,3 +116,22 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
         else:
             result.setdefault("content", []).append({"type": "text", "text": "\n".join(due)})
     return result
+
+
+_VALIDATION = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+\n")
+
+
+def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
+    """Turn the SDK's pydantic dump for malformed arguments into one line per field,
+    without internal names or links, so the model can fix its call."""
+    for block in result.get("content", []):
+        text = block.get("text", "") if block.get("type") == "text" else ""
+        if not _VALIDATION.match(text):
+            continue
+        lines = text.splitlines()[1:]
+        problems = []
+        for field, detail in itertools.pairwise(lines):
+            if not field.startswith(" ") and detail.startswith("  ") and not detail.startswith("    "):
+                problems.append(f"{field}: {detail.strip().split(' [type=')[0]}")
+        if problems:
+            block["text"] = f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Fix them and call again."

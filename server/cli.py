@@ -1,4 +1,6 @@
-"""The `planning-mcp` command: serve (stdio, http, sse), status, --version."""
+"""The `planning-mcp` command: serve (stdio, http, sse), status, board, graph, watch,
+hook, --version. The MCP SDK is imported only when serving, so the other commands
+(a Claude Code hook runs on every tool call) start fast."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from planning_core import FileStore, PlanningError
+from planning_core.events import EventHooks, HookConfigError
 from planning_core.render import startup_summary
 
 from . import __version__
-from .app import build_server
+from .cli_views import VIEW_COMMANDS, add_parsers, run_view, status_json
 from .http import ServeError, serve
 
 log = logging.getLogger("planning_mcp")
@@ -60,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"planning-mcp {__version__}")
     p.add_argument("--root", help="planning folder (default: $PLANNING_MCP_ROOT, else ./.planning)")
+    p.add_argument("--hooks", help="event hooks file (JSON; default: $PLANNING_MCP_HOOKS)")
     sub = p.add_subparsers(dest="command")
     s = sub.add_parser("serve", help="serve over stdio (default), streamable HTTP or SSE")
     s.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
@@ -67,31 +72,57 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000, help="HTTP/SSE port (default 8000)")
     s.add_argument("--root", dest="sub_root", help="planning folder")
     s.add_argument("--token", help="bearer token required on every HTTP request (default: $PLANNING_MCP_TOKEN)")
+    s.add_argument("--hooks", dest="sub_hooks", help="event hooks file (JSON; default: $PLANNING_MCP_HOOKS)")
     st = sub.add_parser("status", help="print the active plans and their tasks")
     st.add_argument("--root", dest="sub_root", help="planning folder")
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+    add_parsers(sub)
     return p
+
+
+def load_hooks(path: str | None) -> EventHooks | None:
+    try:
+        hooks = EventHooks.load(path)
+    except HookConfigError as e:
+        raise ServeError(str(e)) from None
+    if hooks:
+        events = ", ".join(f"{e} ({len(c)})" for e, c in hooks.commands.items() if c)
+        log.warning("event hooks from %s: %s", hooks.source, events)
+    return hooks
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="planning-mcp: %(message)s")
     args = parser().parse_args(argv)
     root = resolve_root(getattr(args, "sub_root", None) or args.root)
+    if args.command in VIEW_COMMANDS:
+        return run_view(args, root)
     try:
         store = open_store(root)
         if args.command == "status":
-            print(summary(store))
+            print(status_json(store) if args.json else summary(store))
             return 0
         transport = getattr(args, "transport", "stdio")
+        hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
         _recover(store)
-        print(summary(store), file=sys.stderr, flush=True)
-        server = build_server(root)
+        from .app import build_server  # the MCP SDK: only when serving
+
+        server = build_server(root, hooks=hooks)
         if transport == "stdio":
+            print(summary(store), file=sys.stderr, flush=True)
             server.run("stdio")
         else:
             token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
-            serve(server, "http" if transport == "http" else "sse", args.host, args.port, token)
+            kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"
+            serve(server, kind, args.host, args.port, token, banner=summary(store))
     except ServeError as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    except PlanningError as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"planning-mcp: {e} (planning root: {root}; pass --root DIR to use another folder)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0

@@ -7,6 +7,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
 from planning_core import PlanningError
+from planning_core.mermaid import task_graph
 from planning_core.render import active_plans_block, task_board
 
 from .state import AppState, app_state
@@ -20,7 +21,8 @@ def plan_text(state: AppState, name: str) -> str:
     md = state.store.read_plan_md(name)
     page = state.planner.list_tasks(name, limit=1000)
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
-    return f"{md.rstrip()}\n\n## Tasks\n\n{board}\n"
+    graph = task_graph(page.tasks, page.unreadable)
+    return f"{md.rstrip()}\n\n## Tasks\n\n{board}\n\n```mermaid\n{graph}\n```\n"
 
 
 def task_json(state: AppState, name: str, task_id: str) -> str:
@@ -47,7 +49,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
     @server.resource(
         "plans://{name}",
         name="plan",
-        description="A plan's plan.md followed by its task board.",
+        description="A plan's plan.md, its task board and its dependency graph (Mermaid).",
         mime_type="text/markdown",
     )
     async def plan(name: str, ctx: Context) -> str:

@@ -1,0 +1,168 @@
+"""The person's side of the CLI: `board`, `graph`, `status --json`, and the dispatch
+to `watch` and `hook`. Plain planning_core underneath; importing this module (or
+running these commands) never loads the MCP SDK, so they start fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus
+from planning_core.errors import PlanNotFound
+from planning_core.mermaid import plans_graph
+from planning_core.names import check_plan_name
+from planning_core.render import task_board
+
+VIEW_COMMANDS = ("board", "graph", "watch", "hook")
+
+
+class ViewError(Exception):
+    """One line for the person at the terminal, saying what to do."""
+
+
+def add_parsers(sub: Any) -> None:
+    """The subcommands this module runs (added to cli.parser())."""
+    b = sub.add_parser("board", help="the task board: status, owners, open blockers (all active plans by default)")
+    b.add_argument("plan", nargs="?", help="plan name, or a unique part of it (e.g. add-auth)")
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+    b.add_argument("--root", dest="sub_root", help="planning folder")
+    g = sub.add_parser("graph", help="the dependency graph as Mermaid (paste into a ```mermaid block)")
+    g.add_argument("plan", nargs="?", help="plan name or a unique part of it (default: every active plan)")
+    g.add_argument("--root", dest="sub_root", help="planning folder")
+    w = sub.add_parser("watch", help="live view of the active plans in this terminal (Ctrl-C to quit)")
+    w.add_argument("--root", dest="sub_root", help="planning folder")
+    w.add_argument("--interval", type=float, default=1.0, help="seconds between checks for changes (default 1)")
+    w.add_argument("--once", action="store_true", help="print one frame and exit")
+    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (SessionStart, PostToolUse)")
+    h.add_argument("event", nargs="?", help="SessionStart or PostToolUse (default: the payload's hook_event_name)")
+    h.add_argument("--root", dest="sub_root", help="planning folder (default: $PLANNING_MCP_ROOT, else .planning)")
+
+
+def run_view(args: argparse.Namespace, root: Path) -> int:
+    if args.command == "hook":
+        from .claude_hook import main as hook_main
+
+        return hook_main(args.event, getattr(args, "sub_root", None) or args.root)
+    try:
+        store = existing_store(root)
+        if args.command == "board":
+            names = select_plans(store, args.plan)
+            snaps = _snapshots(store, names)
+            print(board_json(store, snaps) if args.json else board_text(store, snaps))
+        elif args.command == "graph":
+            print(plans_graph(_snapshots(store, select_plans(store, args.plan))))
+        elif args.command == "watch":
+            from .watch_view import watch
+
+            if args.interval <= 0:
+                raise ViewError("--interval must be a positive number of seconds")
+            return watch(store, interval=args.interval, once=args.once)
+    except (ViewError, PlanningError) as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def existing_store(root: Path) -> FileStore:
+    """A store over a root that exists; read-only commands never create one."""
+    if not root.is_dir():
+        raise ViewError(
+            f"no planning folder at {root}; run from your project folder, or pass --root DIR "
+            "(or set PLANNING_MCP_ROOT) to where the server keeps its plans"
+        )
+    return FileStore(root)
+
+
+def select_plans(store: FileStore, wanted: str | None) -> list[str]:
+    """No name: every active plan. A name: that plan (active or archived), or the one
+    plan whose name ends with or contains it."""
+    active = store.active_plans()
+    if not wanted:
+        return active
+    try:
+        check_plan_name(wanted)
+        store.is_archived(wanted)
+        return [wanted]
+    except PlanningError:
+        pass
+    everything = active + store.archived_plans()
+    for test in (lambda n: n.endswith(f"-{wanted}"), lambda n: wanted in n):
+        hits = [n for n in everything if test(n)]
+        if len(hits) == 1:
+            return hits
+        if len(hits) > 1:
+            raise ViewError(f"{wanted!r} matches several plans ({', '.join(hits)}); give the full name")
+    raise PlanNotFound(wanted, active)
+
+
+def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:
+    out = []
+    for n in names:
+        try:
+            out.append(store.snapshot(n))
+        except PlanNotFound:
+            continue  # archived or removed while we looked
+    return out
+
+
+def open_blockers(snap: PlanSnapshot) -> dict[int, list[int]]:
+    """Per unfinished task, the blockers not completed (an unreadable one counts as open)."""
+    status = {i: t.status for i, t in snap.tasks.items()}
+    return {
+        t.id: [b for b in t.blocked_by if status.get(b) is not TaskStatus.COMPLETED]
+        for t in snap.tasks.values()
+        if t.status is not TaskStatus.COMPLETED
+    }
+
+
+def board_text(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
+    if not snaps:
+        return f"No active plans in {store.root}."
+    boards = []
+    for snap in snaps:
+        tasks = sorted(snap.tasks.values(), key=lambda t: t.id)
+        board = task_board(snap.summary(), tasks, open_blockers(snap), snap.corrupt)
+        head, _, rest = board.partition("\n")
+        archived = " (archived)" if snap.archived else ""
+        folder = (store.done if snap.archived else store.todo) / snap.name
+        notes = [
+            f"! {folder / c.file} cannot be read: fix it or move it out of the folder by hand "
+            "(nothing overwrites it; the other tasks keep working)"
+            for c in snap.corrupt
+        ]
+        boards.append("\n".join([f"{head}{archived}  {snap.title}\n{rest}".rstrip(), *notes]))
+    return "\n\n".join(boards)
+
+
+def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
+    data: dict[str, Any] = snap.summary().model_dump(mode="json", by_alias=True)
+    blockers = open_blockers(snap)
+    rows = []
+    for t in sorted(snap.tasks.values(), key=lambda t: t.id):
+        row: dict[str, Any] = {"id": t.id, "subject": t.subject, "status": t.status.value}
+        if detail:
+            row |= {
+                "owner": t.owner,
+                "activeForm": t.active_form,
+                "blockedBy": t.blocked_by,
+                "blocks": t.blocks,
+                "openBlockers": blockers.get(t.id, []),
+            }
+        rows.append(row)
+    data["tasks"] = rows
+    data["unreadableFiles"] = [c.model_dump(mode="json", by_alias=True) for c in snap.corrupt]
+    return data
+
+
+def board_json(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
+    plans = [plan_data(s, detail=True) for s in snaps]
+    return json.dumps({"root": str(store.root), "plans": plans}, ensure_ascii=False, indent=2)
+
+
+def status_json(store: FileStore) -> str:
+    plans = [plan_data(s, detail=False) for s in _snapshots(store, store.active_plans())]
+    return json.dumps({"root": str(store.root), "plans": plans}, ensure_ascii=False, indent=2)

@@ -1,0 +1,150 @@
+"""`planning-mcp watch`: a live terminal view of the active plans.
+
+One panel per plan: a progress bar, the tasks in progress (with owner), what is
+ready to start next, and anything unreadable. The view polls the plan folders
+(FileStore.plan_versions(), one stat per plan) and redraws when any process changes
+a plan; it never writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus
+
+MAX_READY_SHOWN = 3
+FULL_REREAD = 5.0  # seconds
+
+
+def _ready(snap: PlanSnapshot) -> list[int]:
+    status = {i: t.status for i, t in snap.tasks.items()}
+    return [
+        t.id
+        for t in sorted(snap.tasks.values(), key=lambda t: t.id)
+        if t.status is TaskStatus.PENDING and all(status.get(b) is TaskStatus.COMPLETED for b in t.blocked_by)
+    ]
+
+
+def plan_panel(snap: PlanSnapshot) -> Panel:
+    p = snap.progress()
+    pct = round(100 * p.completed / p.total) if p.total else 0
+    ready = _ready(snap)
+    blocked = p.pending - len(ready)
+
+    bar = Table.grid(padding=(0, 1), expand=True)
+    bar.add_column(ratio=1)
+    bar.add_column(no_wrap=True, justify="right")
+    bar.add_row(
+        ProgressBar(total=max(p.total, 1), completed=p.completed, complete_style="green", finished_style="green"),
+        Text(f"{p.completed}/{p.total} done  {pct:3d}%", style="bold"),
+    )
+    counts = Text(
+        f"in progress {p.in_progress} · ready {len(ready)} · blocked {max(blocked, 0)}"
+        + (f" · unreadable {len(snap.corrupt)}" if snap.corrupt else ""),
+        style="dim",
+    )
+    rows: list[RenderableType] = [bar, counts]
+    running = sorted((t for t in snap.tasks.values() if t.status is TaskStatus.IN_PROGRESS), key=lambda t: t.id)
+    for t in running:
+        line = Text("▶ ", style="yellow")
+        line.append(f"#{t.id} {t.subject}", style="bold yellow")
+        if t.owner:
+            line.append(f"  ({t.owner})", style="cyan")
+        if t.active_form and t.active_form != t.subject:
+            line.append(f"  {t.active_form}…", style="dim")
+        rows.append(line)
+    if ready:
+        shown = ", ".join(f"#{i} {snap.tasks[i].subject}" for i in ready[:MAX_READY_SHOWN])
+        more = f" (+{len(ready) - MAX_READY_SHOWN} more)" if len(ready) > MAX_READY_SHOWN else ""
+        rows.append(Text(f"next: {shown}{more}", style="dim"))
+    if p.total and p.completed == p.total:
+        rows.append(Text("✓ all tasks done: verify against plan.md, then PlanArchive", style="green"))
+    for c in snap.corrupt:
+        rows.append(Text(f"! #{c.task_id} {c.file} is unreadable: {c.reason}", style="red"))
+    return Panel(
+        Group(*rows),
+        title=Text(snap.name, style="bold"),
+        title_align="left",
+        subtitle=Text(snap.title, style="dim"),
+        subtitle_align="left",
+        border_style="green" if p.total and p.completed == p.total else "blue",
+    )
+
+
+def frame(store: FileStore, seen: str = "", live: bool = True) -> RenderableType:
+    """Everything on screen at one moment."""
+    panels: list[RenderableType] = []
+    problems: list[str] = []
+    for name in store.active_plans():
+        try:
+            panels.append(plan_panel(store.snapshot(name)))
+        except PlanningError:
+            continue  # archived or removed between listing and reading
+        except OSError as e:
+            problems.append(f"{name}: {e.strerror or e}")
+    head = Text("planning-mcp watch", style="bold")
+    head.append(f"  {store.root}", style="dim")
+    head.append(f"  {len(panels)} active plan{'s' if len(panels) != 1 else ''}")
+    if seen:
+        head.append(f"  last change {seen}", style="dim")
+    parts: list[RenderableType] = [head]
+    if not store.root.is_dir():
+        parts.append(Text(f"(waiting: {store.root} does not exist yet)", style="yellow"))
+    elif not panels:
+        parts.append(Text("(no active plans; they appear here as soon as an agent calls PlanCreate)", style="dim"))
+    parts += panels
+    parts += [Text(f"! {p}", style="red") for p in problems]
+    if live:
+        parts.append(Text("Ctrl-C to quit", style="dim"))
+    return Group(*parts)
+
+
+def _versions(store: FileStore) -> object:
+    try:
+        return store.plan_versions()
+    except OSError:
+        return None
+
+
+def watch(store: FileStore, interval: float = 1.0, once: bool = False, console: Console | None = None) -> int:
+    console = console or Console()
+    if once:
+        console.print(frame(store, live=False))
+        return 0
+    versions = _versions(store)
+    seen = dt.datetime.now().strftime("%H:%M:%S")
+    try:
+        if not console.is_terminal:
+            # Piped or logged: one frame per change, no cursor movement.
+            console.print(frame(store, seen))
+            while True:
+                time.sleep(interval)
+                current = _versions(store)
+                if current != versions:
+                    versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
+                    console.print(frame(store, seen))
+        last_read = time.monotonic()
+        with Live(frame(store, seen), console=console, screen=True, auto_refresh=False) as live:
+            while True:
+                time.sleep(interval)
+                current = _versions(store)
+                if current != versions:
+                    versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
+                    live.update(frame(store, seen), refresh=True)
+                    last_read = time.monotonic()
+                elif time.monotonic() - last_read > FULL_REREAD:
+                    # Two writes inside one mtime tick look like one: re-read now and then anyway.
+                    live.update(frame(store, seen), refresh=True)
+                    last_read = time.monotonic()
+                else:
+                    live.refresh()  # follows terminal resizes
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,298 @@
+"""Promise: no input, however malformed, escapes as a protocol error, writes outside
+the root, or breaks the graph on disk.
+
+Hypothesis draws sequences of tool calls with random and hostile arguments and runs
+each against a fresh server through the SDK's in-memory client. After every call:
+a result came back, nothing outside the root changed, the files keep every invariant,
+and they agree with a small model of what the acknowledged calls did."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult
+
+from planning_core import FileStore, Planner
+from server.app import build_server
+
+from ._disk import graph_problems, read_tasks, text, tree_state
+
+EXAMPLES = int(os.environ.get("RELIABILITY_EXAMPLES", "60"))
+PLAN = "2026-05-28-fuzz"
+STATS = {"examples": 0, "calls": 0, "errors": 0, "ok": 0, "resource_reads": 0, "resource_refusals": 0}
+
+HOSTILE = [
+    "../",
+    "../../pwned",
+    "..",
+    ".",
+    "/",
+    "/tmp/pwned",
+    "/etc/passwd",
+    "2026-05-28-../../pwned",
+    "2026-05-28-fuzz/../../pwned",
+    "2026-05-28-fuzz\x00",
+    "a\x00b",
+    "\u202eevil\u202c",
+    "🙂🙂",
+    "#-1",
+    "-1",
+    "0",
+    "#0",
+    "99999999999999999999",
+    "1e3",
+    " 3 ",
+    "#3",
+    "3",
+    "#",
+    "x" * 250,
+    "y" * 20_001,
+    "todo",
+    "done",
+    "task_1.json",
+    "2026-02-30-bad",
+    "2026-05-28-UPPER",
+    "C:\\pwned",
+    "%2e%2e%2fpwned",
+    "",
+    "\n",
+    "2026-05-28-" + "a" * 61,
+    PLAN,
+]
+scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(HOSTILE),
+)
+junk = st.recursive(
+    scalar,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+ids = st.one_of(
+    st.integers(min_value=-2, max_value=8), st.sampled_from(["1", "#2", "#-1", " 3", "abc", 2**63, 10**12]), junk
+)
+id_lists = st.one_of(st.lists(ids, max_size=3), ids)
+plans = st.one_of(st.none(), st.just(PLAN), st.sampled_from(HOSTILE), st.text(max_size=12))
+texts = st.one_of(st.text(max_size=30), st.sampled_from(HOSTILE), junk)
+
+
+def maybe(**fields: Any) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+CALLS = st.one_of(
+    st.tuples(
+        st.just("TaskCreate"),
+        maybe(
+            subject=texts,
+            description=texts,
+            activeForm=texts,
+            blockedBy=id_lists,
+            blocks=id_lists,
+            owner=texts,
+            metadata=junk,
+            plan=plans,
+        ),
+    ),
+    st.tuples(
+        st.just("TaskCreate"),
+        st.fixed_dictionaries(
+            {"subject": st.text(min_size=1, max_size=10), "description": st.just(""), "blockedBy": id_lists}
+        ),
+    ),
+    st.tuples(
+        st.just("TaskUpdate"),
+        maybe(
+            taskId=ids,
+            status=st.one_of(
+                st.sampled_from(["pending", "in_progress", "completed", "deleted", "ready", "DELETED"]), junk
+            ),
+            subject=texts,
+            owner=texts,
+            addBlockedBy=id_lists,
+            addBlocks=id_lists,
+            removeBlockedBy=id_lists,
+            removeBlocks=id_lists,
+            metadata=junk,
+            plan=plans,
+        ),
+    ),
+    st.tuples(
+        st.just("TaskUpdate"),
+        st.fixed_dictionaries({"taskId": st.integers(1, 6), "addBlockedBy": st.lists(st.integers(1, 6), max_size=2)}),
+    ),
+    st.tuples(
+        st.just("TaskUpdate"),
+        st.fixed_dictionaries(
+            {
+                "taskId": st.integers(1, 6),
+                "status": st.sampled_from(["in_progress", "completed", "deleted", "pending"]),
+                "owner": st.sampled_from(["a", "b"]),
+            }
+        ),
+    ),
+    st.tuples(st.just("TaskGet"), maybe(taskId=ids, plan=plans)),
+    st.tuples(st.just("TaskList"), maybe(plan=plans, status=texts, owner=texts, limit=ids, cursor=texts)),
+    st.tuples(
+        st.just("PlanCreate"),
+        maybe(title=texts, analysis=texts, approach=texts, steps=junk, name=texts, date=texts, tasks=junk),
+    ),
+    st.tuples(st.just("PlanList"), maybe(includeDone=junk)),
+    st.tuples(st.just("PlanArchive"), maybe(plan=plans, force=junk)),
+    st.tuples(st.just("todo"), maybe(items=junk, topic=texts)),
+    st.tuples(st.sampled_from(["NoSuchTool", "", "../TaskCreate"]), maybe(x=junk)),
+    st.tuples(
+        st.just("resource"),
+        st.fixed_dictionaries(
+            {
+                "uri": st.one_of(
+                    st.sampled_from(
+                        [
+                            "plans://active",
+                            f"plans://{PLAN}",
+                            f"plans://{PLAN}/tasks/1",
+                            "plans://..%2F..%2Fetc/tasks/1",
+                            "plans://../../etc/passwd",
+                            f"plans://{PLAN}/tasks/..%2F..%2F..%2Fetc%2Fpasswd",
+                            "plans://%2Fetc%2Fpasswd",
+                            f"plans://{PLAN}/tasks/-1",
+                            "file:///etc/passwd",
+                            f"plans://{PLAN}/tasks/%00",
+                        ]
+                    ),
+                    st.text(max_size=20).map(lambda s: f"plans://{s}"),
+                )
+            }
+        ),
+    ),
+)
+
+_counter = itertools.count()
+
+
+def check_files(root: Path, sandbox: Path, outside: dict[str, Any], model: dict[str, dict[int, str]]) -> None:
+    assert tree_state(sandbox, skip=root) == outside, "something was written outside the root"
+    assert not list(Path("/tmp").glob("pwned*")), "a traversal reached /tmp"
+    for area in ("todo", "done"):
+        for folder in (root / area).iterdir():
+            if folder.name.startswith("."):
+                continue
+            tasks, bad = read_tasks(folder)
+            assert bad == [], (folder.name, bad)
+            assert graph_problems(tasks) == [], (folder.name, graph_problems(tasks))
+            if folder.name in model:
+                statuses = {i: t["status"] for i, t in tasks.items()}
+                assert statuses == model[folder.name], (folder.name, statuses, model[folder.name])
+    assert not list((root / "todo").glob(".staging-*")), "a failed PlanCreate left its staging folder"
+
+
+def apply(model: dict[str, dict[int, str]], tool: str, result: CallToolResult) -> None:
+    """What an acknowledged call did, per the structured result."""
+    data = result.structured_content or {}
+    if tool == "PlanCreate":
+        model[data["plan"]["name"]] = dict.fromkeys(data["taskIds"], "pending")
+    elif tool == "TaskCreate":
+        assert data["task"]["id"] not in model[data["plan"]], "an id was reused"
+        model[data["plan"]][data["task"]["id"]] = "pending"
+    elif tool == "TaskUpdate":
+        tasks = model[data["plan"]]
+        assert data["taskId"] in tasks
+        if data.get("deleted"):
+            del tasks[data["taskId"]]
+        elif data.get("status"):
+            tasks[data["taskId"]] = data["status"]
+
+
+async def run_sequence(calls: list[tuple[str, dict[str, Any]]], base: Path) -> None:
+    sandbox = base / f"ex{next(_counter)}"
+    root = sandbox / "l1" / "l2" / "root"
+    store = FileStore(root)
+    store.ensure_writable()
+    Planner(store).create_plan(
+        "Fuzz",
+        name="fuzz",
+        date="2026-05-28",
+        tasks=[{"subject": f"t{i}", "description": "", "blockedBy": [i - 1] if i > 1 else []} for i in range(1, 4)],
+    )
+    (sandbox / "l1" / "bystander.txt").write_text("unchanged\n")
+    outside = tree_state(sandbox, skip=root)
+    model: dict[str, dict[int, str]] = {PLAN: {1: "pending", 2: "pending", 3: "pending"}}
+    with anyio.fail_after(60):
+        async with Client(build_server(root, lock_timeout=2, watch_interval=5)) as c:
+            for tool, args in calls:
+                STATS["calls"] += 1
+                if tool == "resource":
+                    STATS["resource_reads"] += 1
+                    try:
+                        res = await c.read_resource(args["uri"])
+                    except MCPError:
+                        STATS["resource_refusals"] += 1
+                    else:
+                        body = "".join(getattr(x, "text", "") for x in res.contents)
+                        assert "root:" not in body  # never /etc/passwd
+                    continue
+                result = await c.call_tool(tool, args)
+                assert isinstance(result, CallToolResult)
+                if result.is_error:
+                    STATS["errors"] += 1
+                    assert text(result).strip(), "an error without a message"
+                    assert "Traceback" not in text(result)
+                    # The SDK's text for an exception the server did not handle: a bug, not a refusal.
+                    assert text(result).strip() != f"Error executing tool {tool}", ("crash", tool, args)
+                else:
+                    STATS["ok"] += 1
+                    apply(model, tool, result)
+                check_files(root, sandbox, outside, model)
+            r = await c.call_tool("PlanList", {"includeDone": True})  # still answering
+            assert not r.is_error
+    STATS["examples"] += 1
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(calls=st.lists(CALLS, min_size=6, max_size=25))
+def test_random_hostile_calls_keep_the_plan_sound(calls: list[tuple[str, dict[str, Any]]], tmp_path: Path) -> None:
+    anyio.run(run_sequence, calls, tmp_path)
+
+
+def test_zz_report_fuzz_figures() -> None:
+    print(f"\nfuzz figures: {json.dumps(STATS)}")
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "plans://..%2F..%2Fetc/tasks/1",
+        "plans://../../etc/tasks/1",
+        "plans://%2E%2E/tasks/1",
+        f"plans://{PLAN}/tasks/..%2F..%2F..%2Fetc%2Fpasswd",
+        "plans://2026-05-28-..%2F..%2Fx/tasks/1",
+    ],
+)
+async def test_resource_traversal_is_refused(tmp_path: Path, uri: str) -> None:
+    root = tmp_path / "root"
+    store = FileStore(root)
+    store.ensure_writable()
+    Planner(store).create_plan("Fuzz", name="fuzz", date="2026-05-28", tasks=[{"subject": "a", "description": ""}])
+    async with Client(build_server(root)) as c:
+        with anyio.fail_after(20), pytest.raises(MCPError):
+            await c.read_resource(uri)
+        res = await c.read_resource(f"plans://{PLAN}/tasks/1")  # the server still answers
+        assert '"subject": "a"' in res.contents[0].text

@@ -1,0 +1,171 @@
+"""`planning-mcp hook <event>` with recorded Claude Code payloads (fixtures/)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planning_core import PLAN_REMINDER, FileStore, Planner
+from server.claude_hook import hook_root, main, session_file
+
+from .conftest import PLAN_NAME, fixture, seed
+
+SID = "4f6d2c1e-8a3b-4b7e-9c51-0e2f7a9d3b64"
+
+
+@pytest.fixture(autouse=True)
+def _no_env_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PLANNING_MCP_ROOT", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+
+
+def call(payload: Any, event: str | None = None, root: str | None = None) -> tuple[int, str]:
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    out = io.StringIO()
+    rc = main(event, root, io.StringIO(raw), out)
+    return rc, out.getvalue()
+
+
+def context(printed: str) -> str:
+    data = json.loads(printed)
+    return str(data["hookSpecificOutput"]["additionalContext"])
+
+
+@pytest.mark.parametrize("source", ["session_start_startup.json", "session_start_compact.json"])
+def test_session_start_gives_the_active_plans_block(project: Path, seeded: str, source: str) -> None:
+    rc, printed = call(fixture(source, cwd=str(project)), "SessionStart")
+    assert rc == 0
+    data = json.loads(printed)
+    assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert context(printed) == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
+
+
+def test_session_start_event_from_the_payload_and_from_a_subfolder(project: Path, seeded: str) -> None:
+    sub = project / "api" / "v1"
+    sub.mkdir(parents=True)
+    rc, printed = call(fixture("session_start_compact.json", cwd=str(sub)))  # no event argument
+    assert rc == 0 and PLAN_NAME in context(printed)
+
+
+def test_session_start_with_no_plans_yet(project: Path, root: Path) -> None:
+    FileStore(root).ensure_writable()
+    _, printed = call(fixture("session_start_startup.json", cwd=str(project)), "SessionStart")
+    assert context(printed) == "# Active Plans\n(none)"
+
+
+def test_no_planning_folder_prints_nothing_and_creates_nothing(project: Path) -> None:
+    rc, printed = call(fixture("session_start_startup.json", cwd=str(project)), "SessionStart")
+    assert (rc, printed) == (0, "")
+    rc, printed = call(fixture("post_tool_use_bash.json", cwd=str(project)), "PostToolUse")
+    assert (rc, printed) == (0, "")
+    assert not (project / ".planning").exists()
+
+
+@pytest.mark.parametrize(
+    "raw", ["", "not json", "[1, 2]", '{"cwd": 7}', '{"session_id": null, "tool_name": 3}', "\x00\xff"]
+)
+def test_broken_payloads_fail_open(project: Path, seeded: str, raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    for event in ("SessionStart", "PostToolUse", "Nonsense", None):
+        rc, printed = call(raw, event)
+        assert rc == 0
+        if event != "SessionStart":
+            assert printed == ""
+
+
+def post(project: Path, name: str = "post_tool_use_bash.json", **kw: Any) -> str:
+    rc, printed = call(fixture(name, cwd=str(project), **kw), "PostToolUse")
+    assert rc == 0
+    return printed
+
+
+def test_reminder_after_five_quiet_rounds_while_a_task_is_in_progress(project: Path, seeded: str) -> None:
+    assert post(project, "post_tool_use_task_update.json") == ""  # round 0: a plan change
+    quiet = [post(project, n) for n in ["post_tool_use_bash.json", "post_tool_use_edit.json"] * 2]
+    assert quiet == ["", "", "", ""]
+    printed = post(project, "post_tool_use_task_list.json")  # 5th quiet round: our own read-only tool counts
+    assert json.loads(printed) == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": PLAN_REMINDER}
+    }
+    assert [post(project) for _ in range(4)] == ["", "", "", ""]
+    assert context(post(project)) == PLAN_REMINDER  # again after 5 more
+
+
+def test_a_plan_change_resets_the_count_and_a_refusal_does_not(project: Path, seeded: str) -> None:
+    for _ in range(3):
+        post(project)
+    assert post(project, "post_tool_use_plan_create.json") == ""  # another server name, still a change
+    for _ in range(3):
+        post(project)
+    assert post(project, "post_tool_use_task_update_refused.json") == ""  # round 4: refused, not a change
+    assert context(post(project)) == PLAN_REMINDER
+
+
+def test_no_reminder_without_work_in_progress(project: Path, root: Path) -> None:
+    seed(root, in_progress=False)
+    assert [post(project) for _ in range(12)] == [""] * 12
+
+
+def test_current_plan_of_the_session_decides(project: Path, seeded: str, root: Path) -> None:
+    """After PlanCreate the session works on the new plan: an in-progress task in
+    another plan does not make it due (as in the server's own policy)."""
+    Planner(FileStore(root)).create_plan("Add billing", "a", "b", date="2026-05-29", tasks=[{"subject": "x"}])
+    post(project, "post_tool_use_plan_create.json")
+    assert [post(project) for _ in range(5)] == [""] * 5
+    state = json.loads(session_file(root, SID).read_text())
+    assert state["current_plan"] == "2026-05-29-add-billing" and state["plan_quiet"] == 5
+
+
+def test_counts_are_per_session_and_files_are_safe(project: Path, seeded: str, root: Path) -> None:
+    for _ in range(4):
+        post(project)
+    evil = "../../etc/passwd\n"
+    for _ in range(4):
+        post(project, session_id=evil)
+    assert context(post(project)) == PLAN_REMINDER  # session 1: 5th
+    assert post(project, session_id="other") == ""
+    files = sorted(p.name for p in (root / ".hooks").iterdir())
+    assert all("/" not in f and ".." not in f.replace(".json", "").replace(".lock", "") for f in files)
+    assert session_file(root, evil).parent == root / ".hooks"
+    assert not [f for f in files if f.endswith(".tmp")]
+    state = json.loads(session_file(root, SID).read_text())
+    assert state["session_id"] == SID and state["plan_quiet"] == 5
+
+
+def test_corrupt_state_file_starts_the_count_again(project: Path, seeded: str, root: Path) -> None:
+    post(project)
+    session_file(root, SID).write_text("{torn")
+    assert post(project) == ""
+    assert json.loads(session_file(root, SID).read_text())["plan_quiet"] == 1
+
+
+def test_root_resolution(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payload = {"cwd": str(project / "deep")}
+    assert hook_root("/x/r", payload) == Path("/x/r")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "proj"))
+    assert hook_root(None, payload) == tmp_path / "proj" / ".planning"
+    (project / ".planning").mkdir()
+    assert hook_root(None, payload) == project / ".planning"  # nearest .planning above cwd
+    monkeypatch.setenv("PLANNING_MCP_ROOT", str(tmp_path / "env"))
+    assert hook_root(None, payload) == tmp_path / "env"
+
+
+def test_the_console_script_is_fast_and_exits_0(project: Path, seeded: str) -> None:
+    exe = Path(sys.executable).parent / "planning-mcp"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "server"]
+    payload = json.dumps(fixture("session_start_compact.json", cwd=str(project)))
+    started = time.monotonic()
+    r = subprocess.run([*cmd, "hook", "SessionStart"], input=payload, capture_output=True, text=True, timeout=20)
+    elapsed = time.monotonic() - started
+    assert r.returncode == 0, r.stderr
+    assert PLAN_NAME in context(r.stdout)
+    assert elapsed < 3, f"hook took {elapsed:.2f}s"  # the SDK is not imported for hooks
+    r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=20)
+    assert (r.returncode, r.stdout) == (0, "")
