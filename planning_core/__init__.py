@@ -27,7 +27,8 @@ from .errors import (
 )
 from .filestore import FileStore
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Progress, Task, TaskSpec, TaskStatus, TodoItem
-from .planner import Planner, TaskChange, TaskPage
+from .planner import Planner, TaskChange
+from .queries import TaskPage
 from .session import PLAN_REMINDER, TODO_REMINDER, Session
 from .store import PlanStore, PlanTransaction
 from .todo import TodoList

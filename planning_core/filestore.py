@@ -7,23 +7,18 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import errno
-import json
 import os
-import re
 import secrets
 import shutil
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import filelock
-from pydantic import ValidationError
 
 from . import atomicfile
 from .errors import (
-    CorruptTask,
     PlanArchived,
     PlanBusy,
     PlanExists,
@@ -34,41 +29,20 @@ from .errors import (
 from .models import CorruptFile, PlanSnapshot, Task
 from .names import check_plan_name
 from .store import PlanArchiveCheck
+from .taskfiles import (
+    HIGHWATERMARK,
+    LOCK,
+    MAX_TASK_ID,
+    PLAN_MD,
+    TASK_FILE,
+    clone_task,
+    derive_blocks,
+    load_task,
+    read_task,
+    task_filename,
+)
 
-TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json", re.ASCII)
-MAX_TASK_ID = 999_999_999  # the largest id TASK_FILE recognises
-HIGHWATERMARK = ".highwatermark"
-LOCK = ".lock"
-PLAN_MD = "plan.md"
 DEFAULT_LOCK_TIMEOUT = 10.0
-
-
-def task_filename(task_id: int) -> str:
-    return f"task_{task_id}.json"
-
-
-def _read_task(path: Path, task_id: int) -> Task | str:
-    """The task, or the reason it cannot be read. Symlinks are never followed."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        raise
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            return "it is a symbolic link, not a task file"
-        return f"cannot open it ({e.strerror})"
-    try:
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        return f"cannot read it ({e.strerror})"
-    try:
-        task = Task.model_validate(json.loads(raw))
-    except (ValueError, ValidationError, RecursionError) as e:
-        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
-    if task.id != task_id:
-        return f"its id field is {task.id}, not {task_id}"
-    return task
 
 
 @dataclass
@@ -195,7 +169,7 @@ class FileStore:
             hit = cache.files.get(entry.name)
             if hit is None or hit.key != key:
                 try:
-                    loaded = _read_task(Path(entry.path), task_id)
+                    loaded = read_task(Path(entry.path), task_id)
                 except FileNotFoundError:
                     continue
                 value = loaded if isinstance(loaded, Task) else CorruptFile(
@@ -204,11 +178,11 @@ class FileStore:
                 hit = _Cached(key, value)
             seen[entry.name] = hit
             if isinstance(hit.value, Task):
-                tasks[task_id] = _clone(hit.value)
+                tasks[task_id] = clone_task(hit.value)
             else:
                 corrupt.append(hit.value)
         cache.files = seen
-        _repair_blocks(tasks, unreadable={c.task_id for c in corrupt})
+        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         corrupt.sort(key=lambda c: c.task_id)
         return PlanSnapshot(
             name=path.name,
@@ -220,7 +194,7 @@ class FileStore:
 
     def get_task(self, name: str, task_id: int) -> Task:
         path, _ = self._folder(name)
-        return _load_one(path, task_id)
+        return load_task(path, task_id)
 
     # -- writing ------------------------------------------------------------------
 
@@ -332,47 +306,9 @@ class FileStore:
         return fixed
 
 
-def _clone(task: Task) -> Task:
-    """A copy the caller may change freely. Only the containers are copied deeply:
-    `model_copy(deep=True)` on every task made snapshots of big plans slow (bench/)."""
-    c = task.model_copy()
-    c.__dict__["blocked_by"] = list(task.blocked_by)
-    c.__dict__["blocks"] = list(task.blocks)
-    c.__dict__["metadata"] = copy.deepcopy(task.metadata) if task.metadata else {}
-    if task.__pydantic_extra__:
-        c.__pydantic_extra__ = copy.deepcopy(task.__pydantic_extra__)
-    return c
-
-
 def _suffixed(date: str, slug: str, n: int) -> str:
     tail = f"-{n}"
     return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"
-
-
-def _load_one(path: Path, task_id: int) -> Task:
-    filename = task_filename(task_id)
-    try:
-        loaded = _read_task(path / filename, task_id)
-    except FileNotFoundError:
-        raise TaskNotFound(path.name, [task_id]) from None
-    if isinstance(loaded, str):
-        raise CorruptTask(path.name, task_id, filename, loaded)
-    return loaded
-
-
-def _repair_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> None:
-    """Derive every `blocks` from the `blockedBy` lists (the source of truth).
-
-    An edge to an unreadable task cannot be checked against its `blockedBy`, so it is
-    kept as stored rather than dropped (the file is reported, not guessed at)."""
-    derived: dict[int, set[int]] = {i: set() for i in tasks}
-    for t in tasks.values():
-        t.blocked_by = [b for b in t.blocked_by if b != t.id]
-        for b in t.blocked_by:
-            if b in derived:
-                derived[b].add(t.id)
-    for i, t in tasks.items():
-        t.blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
 
 
 class _FileTransaction:
@@ -391,7 +327,7 @@ class _FileTransaction:
             if staged is None:
                 raise TaskNotFound(self.name, [task_id])
             return staged.model_copy(deep=True)
-        return _load_one(self.path, task_id)
+        return load_task(self.path, task_id)
 
     def exists(self, task_id: int) -> bool:
         if task_id in self._staged:

@@ -11,9 +11,9 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from . import graph
+from . import graph, queries, validate
 from .errors import (
     ClaimConflict,
     DependencyCycle,
@@ -28,13 +28,10 @@ from .errors import (
 )
 from .models import (
     MAX_DESCRIPTION,
-    MAX_EDGES,
     MAX_METADATA_BYTES,
-    MAX_PLAN_TASKS,
     MAX_PLAN_TEXT,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
-    CorruptFile,
     PlanSnapshot,
     PlanSummary,
     Task,
@@ -42,50 +39,17 @@ from .models import (
     TaskStatus,
     metadata_size,
 )
-from .names import check_date, check_plan_name, check_slug, parse_task_id, parse_task_ids, slugify, today
+from .names import check_date, check_plan_name, check_slug, parse_task_id, slugify, today
+from .queries import TaskPage
 from .render import render_plan_md
 from .store import PlanStore
 
-DEFAULT_PAGE = 200
-MAX_PAGE = 1_000
 MAX_STEPS = 200
 UPDATE_STATUSES = ("pending", "in_progress", "completed", "deleted")
-LIST_STATUSES = ("pending", "in_progress", "completed", "ready", "blocked")
 
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _text(value: Any, field: str, limit: int, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be a string.")
-    if "\x00" in value:
-        raise InvalidInput(f"{field} must not contain NUL characters.")
-    if len(value) > limit:
-        raise InvalidInput(f"{field} is {len(value):,} characters; the limit is {limit:,}. Shorten it.")
-    if required and not value.strip():
-        raise InvalidInput(f"{field} must not be empty.")
-    return value.strip() if required else value
-
-
-def _metadata(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidInput("metadata must be an object (JSON dictionary).")
-    if metadata_size(value) > MAX_METADATA_BYTES:
-        raise InvalidInput(f"metadata is larger than {MAX_METADATA_BYTES // 1024} KB; store less in it.")
-    return value
-
-
-def _edges(values: Any, field: str) -> list[int]:
-    ids = parse_task_ids(values)
-    if len(ids) > MAX_EDGES:
-        raise InvalidInput(f"{field} lists {len(ids)} ids; at most {MAX_EDGES} at once.")
-    return ids
 
 
 class TaskChange(BaseModel):
@@ -100,14 +64,6 @@ class TaskChange(BaseModel):
     completed: bool = False
     unblocked: list[Task] = Field(default_factory=list)
     all_done: bool = False
-
-
-class TaskPage(BaseModel):
-    plan: PlanSummary
-    tasks: list[Task]
-    unreadable: list[CorruptFile]
-    next_cursor: str | None = None
-    open_blockers: dict[int, list[int]] = Field(default_factory=dict)
 
 
 class Planner:
@@ -143,16 +99,16 @@ class Planner:
         date: str | None = None,
         tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
     ) -> PlanSnapshot:
-        title = _text(title, "title", MAX_SHORT_TEXT, required=True)
-        analysis = _text(analysis, "analysis", MAX_PLAN_TEXT)
-        approach = _text(approach, "approach", MAX_PLAN_TEXT)
+        title = validate.text(title, "title", MAX_SHORT_TEXT, required=True)
+        analysis = validate.text(analysis, "analysis", MAX_PLAN_TEXT)
+        approach = validate.text(approach, "approach", MAX_PLAN_TEXT)
         steps = list(steps or [])
         if len(steps) > MAX_STEPS:
             raise InvalidInput(f"steps has {len(steps)} items; at most {MAX_STEPS}.")
-        steps = [_text(s, f"steps[{i + 1}]", MAX_SUBJECT * 10, required=True) for i, s in enumerate(steps)]
+        steps = [validate.text(s, f"steps[{i + 1}]", MAX_SUBJECT * 10, required=True) for i, s in enumerate(steps)]
         slug = check_slug(name) if name else slugify(title)
         date = check_date(date) if date else today()
-        specs = self._task_specs(tasks or [])
+        specs = validate.task_specs(tasks or [])
         now = _now()
         new_tasks = [
             Task(
@@ -172,34 +128,6 @@ class Planner:
         md = render_plan_md(title, analysis, approach, steps, new_tasks)
         created = self.store.create_plan(date, slug, md, new_tasks)
         return self.store.snapshot(created)
-
-    def _task_specs(self, tasks: Sequence[TaskSpec | dict[str, Any]]) -> list[TaskSpec]:
-        if len(tasks) > MAX_PLAN_TASKS:
-            raise InvalidInput(f"tasks has {len(tasks)} items; at most {MAX_PLAN_TASKS} per PlanCreate.")
-        specs: list[TaskSpec] = []
-        for pos, raw in enumerate(tasks, start=1):
-            try:
-                spec = raw if isinstance(raw, TaskSpec) else TaskSpec.model_validate(raw)
-            except ValidationError as e:
-                first = e.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise InvalidInput(
-                    f"tasks[{pos}] is invalid ({where}: {first['msg']}). Nothing was created; fix it and retry."
-                ) from None
-            for b in spec.blocked_by:
-                if b == pos:
-                    raise InvalidInput(f"tasks[{pos}] lists itself in blockedBy. Nothing was created.")
-                if not 1 <= b <= len(tasks):
-                    raise InvalidInput(
-                        f"tasks[{pos}].blockedBy has position {b}; positions are 1..{len(tasks)} "
-                        "in this tasks list. Nothing was created."
-                    )
-            specs.append(spec)
-        cycle = graph.positional_cycle({i: s.blocked_by for i, s in enumerate(specs, start=1)})
-        if cycle:
-            path = " -> ".join(f"#{i}" for i in cycle)
-            raise InvalidInput(f"The tasks' blockedBy positions form a cycle {path}. Nothing was created.")
-        return specs
 
     def summaries(self, include_done: bool = False) -> list[PlanSummary]:
         names = self.store.active_plans()
@@ -236,13 +164,13 @@ class Planner:
         owner: str | None = None,
         metadata: Any = None,
     ) -> Task:
-        subject = _text(subject, "subject", MAX_SUBJECT, required=True)
-        description = _text(description, "description", MAX_DESCRIPTION)
-        active_form = _text(active_form, "activeForm", MAX_SHORT_TEXT)
-        owner = _text(owner, "owner", MAX_SHORT_TEXT)
-        meta = {k: v for k, v in _metadata(metadata).items() if v is not None}
-        before = _edges(blocked_by, "blockedBy")
-        after = _edges(blocks, "blocks")
+        subject = validate.text(subject, "subject", MAX_SUBJECT, required=True)
+        description = validate.text(description, "description", MAX_DESCRIPTION)
+        active_form = validate.text(active_form, "activeForm", MAX_SHORT_TEXT)
+        owner = validate.text(owner, "owner", MAX_SHORT_TEXT)
+        meta = {k: v for k, v in validate.metadata(metadata).items() if v is not None}
+        before = validate.edges(blocked_by, "blockedBy")
+        after = validate.edges(blocks, "blocks")
         with self.store.transaction(plan) as txn:
             missing = [i for i in (*before, *after) if not txn.exists(i)]
             if missing:
@@ -312,19 +240,19 @@ class Planner:
         if status is not None and status not in UPDATE_STATUSES:
             raise InvalidInput(f"status {status!r} is not one of {', '.join(UPDATE_STATUSES)}.")
         if subject is not None:
-            subject = _text(subject, "subject", MAX_SUBJECT, required=True)
+            subject = validate.text(subject, "subject", MAX_SUBJECT, required=True)
         if description is not None:
-            description = _text(description, "description", MAX_DESCRIPTION)
+            description = validate.text(description, "description", MAX_DESCRIPTION)
         if active_form is not None:
-            active_form = _text(active_form, "activeForm", MAX_SHORT_TEXT)
+            active_form = validate.text(active_form, "activeForm", MAX_SHORT_TEXT)
         if owner is not None:
-            owner = _text(owner, "owner", MAX_SHORT_TEXT)
-        meta = _metadata(metadata) if metadata is not None else None
+            owner = validate.text(owner, "owner", MAX_SHORT_TEXT)
+        meta = validate.metadata(metadata) if metadata is not None else None
         edges = {
-            "addBlockedBy": _edges(add_blocked_by, "addBlockedBy"),
-            "addBlocks": _edges(add_blocks, "addBlocks"),
-            "removeBlockedBy": _edges(remove_blocked_by, "removeBlockedBy"),
-            "removeBlocks": _edges(remove_blocks, "removeBlocks"),
+            "addBlockedBy": validate.edges(add_blocked_by, "addBlockedBy"),
+            "addBlocks": validate.edges(add_blocks, "addBlocks"),
+            "removeBlockedBy": validate.edges(remove_blocked_by, "removeBlockedBy"),
+            "removeBlocks": validate.edges(remove_blocks, "removeBlocks"),
         }
         with self.store.transaction(plan) as txn:
             work: dict[int, Task] = {}
@@ -436,52 +364,7 @@ class Planner:
         limit: int | None = None,
         cursor: str | None = None,
     ) -> TaskPage:
-        if status is not None and status not in LIST_STATUSES:
-            raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
-        if limit is None:
-            limit = DEFAULT_PAGE
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
-            raise InvalidInput(f"limit must be a whole number from 1 to {MAX_PAGE}.")
-        after = 0
-        if cursor:
-            try:
-                after = parse_task_id(cursor)
-            except InvalidInput:
-                raise InvalidInput(
-                    f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
-                ) from None
-        snap = self.store.snapshot(plan)
-        statuses = {i: t.status for i, t in snap.tasks.items()}
-        rows: list[Task] = []
-        for t in snap.tasks.values():
-            if status == "ready" and not graph.is_ready(t, statuses):
-                continue
-            if status == "blocked" and not graph.is_blocked(t, statuses):
-                continue
-            if status in ("pending", "in_progress", "completed") and t.status.value != status:
-                continue
-            if owner is not None and t.owner != owner:
-                continue
-            rows.append(t)
-        rows = [t for t in rows if t.id > after]
-        page, rest = rows[:limit], rows[limit:]
-        upto = page[-1].id if rest else None  # report each unreadable file on one page only
-        unreadable = (
-            [c for c in snap.corrupt if c.task_id > after and (upto is None or c.task_id <= upto)]
-            if status is None and owner is None
-            else []
-        )
-        return TaskPage(
-            plan=snap.summary(),
-            tasks=page,
-            unreadable=unreadable,
-            next_cursor=str(page[-1].id) if rest else None,
-            open_blockers={
-                t.id: [b for b in t.blocked_by if statuses.get(b) is not TaskStatus.COMPLETED]
-                for t in page
-                if t.status is not TaskStatus.COMPLETED
-            },
-        )
+        return queries.list_tasks(self.store, plan, status, owner, limit, cursor)
 
 
 _TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")

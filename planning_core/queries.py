@@ -1,0 +1,79 @@
+"""Reading a plan: the filtered, paged task board."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from . import graph
+from .errors import InvalidInput
+from .models import CorruptFile, PlanSummary, Task, TaskStatus
+from .names import parse_task_id
+from .store import PlanStore
+
+DEFAULT_PAGE = 200
+MAX_PAGE = 1_000
+LIST_STATUSES = ("pending", "in_progress", "completed", "ready", "blocked")
+
+
+class TaskPage(BaseModel):
+    plan: PlanSummary
+    tasks: list[Task]
+    unreadable: list[CorruptFile]
+    next_cursor: str | None = None
+    open_blockers: dict[int, list[int]] = Field(default_factory=dict)
+
+
+def list_tasks(
+    store: PlanStore,
+    plan: str,
+    status: str | None = None,
+    owner: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> TaskPage:
+    if status is not None and status not in LIST_STATUSES:
+        raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
+    if limit is None:
+        limit = DEFAULT_PAGE
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_PAGE}.")
+    after = 0
+    if cursor:
+        try:
+            after = parse_task_id(cursor)
+        except InvalidInput:
+            raise InvalidInput(
+                f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
+            ) from None
+    snap = store.snapshot(plan)
+    statuses = {i: t.status for i, t in snap.tasks.items()}
+    rows: list[Task] = []
+    for t in snap.tasks.values():
+        if status == "ready" and not graph.is_ready(t, statuses):
+            continue
+        if status == "blocked" and not graph.is_blocked(t, statuses):
+            continue
+        if status in ("pending", "in_progress", "completed") and t.status.value != status:
+            continue
+        if owner is not None and t.owner != owner:
+            continue
+        rows.append(t)
+    rows = [t for t in rows if t.id > after]
+    page, rest = rows[:limit], rows[limit:]
+    upto = page[-1].id if rest else None  # report each unreadable file on one page only
+    unreadable = (
+        [c for c in snap.corrupt if c.task_id > after and (upto is None or c.task_id <= upto)]
+        if status is None and owner is None
+        else []
+    )
+    return TaskPage(
+        plan=snap.summary(),
+        tasks=page,
+        unreadable=unreadable,
+        next_cursor=str(page[-1].id) if rest else None,
+        open_blockers={
+            t.id: [b for b in t.blocked_by if statuses.get(b) is not TaskStatus.COMPLETED]
+            for t in page
+            if t.status is not TaskStatus.COMPLETED
+        },
+    )

@@ -1,0 +1,74 @@
+"""Checks on tool input that the models alone cannot express, each refusal an
+InvalidInput whose message says how to fix the call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import graph
+from .errors import InvalidInput
+from .models import MAX_EDGES, MAX_METADATA_BYTES, MAX_PLAN_TASKS, TaskSpec, metadata_size
+from .names import parse_task_ids
+
+
+def text(value: Any, field: str, limit: int, *, required: bool = False) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string.")
+    if "\x00" in value:
+        raise InvalidInput(f"{field} must not contain NUL characters.")
+    if len(value) > limit:
+        raise InvalidInput(f"{field} is {len(value):,} characters; the limit is {limit:,}. Shorten it.")
+    if required and not value.strip():
+        raise InvalidInput(f"{field} must not be empty.")
+    return value.strip() if required else value
+
+
+def metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput("metadata must be an object (JSON dictionary).")
+    if metadata_size(value) > MAX_METADATA_BYTES:
+        raise InvalidInput(f"metadata is larger than {MAX_METADATA_BYTES // 1024} KB; store less in it.")
+    return value
+
+
+def edges(values: Any, field: str) -> list[int]:
+    ids = parse_task_ids(values)
+    if len(ids) > MAX_EDGES:
+        raise InvalidInput(f"{field} lists {len(ids)} ids; at most {MAX_EDGES} at once.")
+    return ids
+
+
+def task_specs(tasks: Sequence[TaskSpec | dict[str, Any]]) -> list[TaskSpec]:
+    if len(tasks) > MAX_PLAN_TASKS:
+        raise InvalidInput(f"tasks has {len(tasks)} items; at most {MAX_PLAN_TASKS} per PlanCreate.")
+    specs: list[TaskSpec] = []
+    for pos, raw in enumerate(tasks, start=1):
+        try:
+            spec = raw if isinstance(raw, TaskSpec) else TaskSpec.model_validate(raw)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InvalidInput(
+                f"tasks[{pos}] is invalid ({where}: {first['msg']}). Nothing was created; fix it and retry."
+            ) from None
+        for b in spec.blocked_by:
+            if b == pos:
+                raise InvalidInput(f"tasks[{pos}] lists itself in blockedBy. Nothing was created.")
+            if not 1 <= b <= len(tasks):
+                raise InvalidInput(
+                    f"tasks[{pos}].blockedBy has position {b}; positions are 1..{len(tasks)} "
+                    "in this tasks list. Nothing was created."
+                )
+        specs.append(spec)
+    cycle = graph.positional_cycle({i: s.blocked_by for i, s in enumerate(specs, start=1)})
+    if cycle:
+        path = " -> ".join(f"#{i}" for i in cycle)
+        raise InvalidInput(f"The tasks' blockedBy positions form a cycle {path}. Nothing was created.")
+    return specs
