@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -33,6 +33,21 @@ from .session import Session
 T = TypeVar("T", bound=BaseModel)
 
 TODO_RESET_NOTE = "Todo list reset: a plan task started or completed, so plan the next step afresh."
+
+
+class TaskEdits(TypedDict, total=False):
+    """TaskUpdate's optional changes, as Planner.update_task takes them."""
+
+    status: str | None
+    subject: str | None
+    description: str | None
+    active_form: str | None
+    owner: str | None
+    add_blocked_by: Any
+    add_blocks: Any
+    remove_blocked_by: Any
+    remove_blocks: Any
+    metadata: Any
 
 
 @dataclass
@@ -132,41 +147,16 @@ class Actions:
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
 
     def task_update(
-        self,
-        session: Session,
-        task_id: Any,
-        status: str | None = None,
-        subject: str | None = None,
-        description: str | None = None,
-        active_form: str | None = None,
-        owner: str | None = None,
-        add_blocked_by: Any = None,
-        add_blocks: Any = None,
-        remove_blocked_by: Any = None,
-        remove_blocks: Any = None,
-        metadata: Any = None,
-        plan: str | None = None,
+        self, session: Session, task_id: Any, plan: str | None = None, **changes: Unpack[TaskEdits]
     ) -> Outcome[TaskUpdated]:
         name = self._plan(session, plan)
-        if status == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
+        if changes.get("status") == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             current = self.planner.get_task(name, task_id)
             if current.status.value != "completed":
-                self.hooks.check_completion(self._payload(name, current, subject, owner))
-        change = self.planner.update_task(
-            name,
-            task_id,
-            status=status,
-            subject=subject,
-            description=description,
-            active_form=active_form,
-            owner=owner,
-            add_blocked_by=add_blocked_by,
-            add_blocks=add_blocks,
-            remove_blocked_by=remove_blocked_by,
-            remove_blocks=remove_blocks,
-            metadata=metadata,
-        )
+                payload = self._payload(name, current, changes.get("subject"), changes.get("owner"))
+                self.hooks.check_completion(payload)
+        change = self.planner.update_task(name, task_id, **changes)
         todo_reset = (change.started or change.completed) and session.todo.clear()
         text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
         if todo_reset:
