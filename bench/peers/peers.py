@@ -128,6 +128,10 @@ class Peer:
     async def list_tasks(self, client: Client) -> CallToolResult:
         raise NotImplementedError
 
+    def stored_task_count(self) -> int | None:
+        """Tasks found in the peer's data file on disk; None if it is missing or unreadable."""
+        raise NotImplementedError
+
 
 class ShrimpPeer(Peer):
     """mcp-shrimp-task-manager: tasks in $DATA_DIR/tasks.json, UUID ids.
@@ -197,6 +201,12 @@ class ShrimpPeer(Peer):
     async def list_tasks(self, client: Client) -> CallToolResult:
         return _check(await client.call_tool("list_tasks", {"status": "all"}), "list_tasks")
 
+    def stored_task_count(self) -> int | None:
+        try:
+            return len(json.loads((self.data_dir / "tasks.json").read_text())["tasks"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
 
 class TaskMasterPeer(Peer):
     """task-master-ai: tasks in <projectRoot>/.taskmaster/tasks/tasks.json, integer ids.
@@ -210,7 +220,7 @@ class TaskMasterPeer(Peer):
     version = "0.43.1"
     entry_rel = "dist/mcp-server.js"
 
-    _STATUS = {"pending": "pending", "in_progress": "in-progress", "done": "done"}
+    _STATUS: ClassVar[dict[str, str]] = {"pending": "pending", "in_progress": "in-progress", "done": "done"}
 
     @property
     def project_root(self) -> Path:
@@ -263,10 +273,18 @@ class TaskMasterPeer(Peer):
     async def set_status(self, client: Client, task_id: str, status: str) -> CallToolResult:
         # native statuses: pending, in-progress, done, review, deferred, cancelled, blocked
         tm_status = self._STATUS.get(status, status)
-        return _check(await client.call_tool("set_task_status", self._args(id=task_id, status=tm_status)), "set_task_status")
+        result = await client.call_tool("set_task_status", self._args(id=task_id, status=tm_status))
+        return _check(result, "set_task_status")
 
     async def list_tasks(self, client: Client) -> CallToolResult:
         return _check(await client.call_tool("get_tasks", self._args()), "get_tasks")
+
+    def stored_task_count(self) -> int | None:
+        try:
+            data = json.loads((self.project_root / ".taskmaster" / "tasks" / "tasks.json").read_text())
+            return len(data["master"]["tasks"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 PEERS: dict[str, type[Peer]] = {cls.name: cls for cls in (ShrimpPeer, TaskMasterPeer)}

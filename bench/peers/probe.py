@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import PEERS, answer_size, tools_list_size  # noqa: E402
+from peers import PEERS, answer_size, tools_list_size
+
 
 # task-master-ai prints one non-JSON line on stdout at startup; the SDK skips it but
 # logs a full traceback. Keep the one-line message, drop the traceback.
@@ -62,10 +63,12 @@ async def probe(name: str, n_tasks: int, keep: bool) -> bool:
 
                 t = time.perf_counter()
                 r = await peer.set_status(c, ids[0], "in_progress")
-                print(f"  set_status in_progress {(time.perf_counter() - t) * 1000:6.1f} ms  answer {answer_size(r)} chars")
+                ms = (time.perf_counter() - t) * 1000
+                print(f"  set_status in_progress {ms:6.1f} ms  answer {answer_size(r)} chars")
                 t = time.perf_counter()
                 r = await peer.set_status(c, ids[1], "done")
-                print(f"  set_status done      {(time.perf_counter() - t) * 1000:8.1f} ms  answer {answer_size(r)} chars")
+                ms = (time.perf_counter() - t) * 1000
+                print(f"  set_status done      {ms:8.1f} ms  answer {answer_size(r)} chars")
 
                 t = time.perf_counter()
                 r = await peer.list_tasks(c)
