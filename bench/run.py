@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import logging
 import os
 import platform
@@ -46,7 +45,7 @@ if str(REPO) not in sys.path:
 from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
-from bench.peers.peers import PEERS, Peer, answer_size, result_text, tools_list_size  # noqa: E402
+from bench.peers.peers import PEERS, Peer, answer_size, result_text, tools_list_size, wire  # noqa: E402
 from planning_core import FileStore, Task, TaskStatus  # noqa: E402
 
 ECHO_SERVER = REPO / "bench" / "echo_server.py"
@@ -334,10 +333,10 @@ async def run_size(n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO) ->
             # first n ids, which are the seeded ones).
             r = check(await c.call_tool("TaskList", {"limit": min(n, 1000)}), "TaskList")
             res.list_text = len(result_text(r))
-            res.list_structured = len(json.dumps(r.structured_content))
+            res.list_structured = len(wire(r.structured_content))
             r = check(await c.call_tool("TaskList", {}), "TaskList")
             res.list_default_text = len(result_text(r))
-            res.list_default_structured = len(json.dumps(r.structured_content))
+            res.list_default_structured = len(wire(r.structured_content))
         res.rss_kb = vm_kb(pid)
     kept = count_task_files(root)
     if kept != n + calls:

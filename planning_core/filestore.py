@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import filelock
-
 from . import atomicfile
 from .errors import (
     PlanArchived,
@@ -26,8 +24,9 @@ from .errors import (
     StorageError,
     TaskNotFound,
 )
-from .models import CorruptFile, PlanSnapshot, Task
+from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, summarize
 from .names import check_plan_name
+from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .store import PlanArchiveCheck
 from .taskfiles import (
     HIGHWATERMARK,
@@ -35,7 +34,6 @@ from .taskfiles import (
     MAX_TASK_ID,
     PLAN_MD,
     TASK_FILE,
-    clone_task,
     derive_blocks,
     load_task,
     read_task,
@@ -151,7 +149,27 @@ class FileStore:
         path, archived = self._folder(name)
         return self._snapshot(path, archived)
 
+    def summary(self, name: str) -> PlanSummary:
+        """Progress and current task, without copying every task as snapshot() does."""
+        path, archived = self._folder(name)
+        tasks, corrupt = self._scan(path)
+        return summarize(name, self._title(path, self._cache[path]), archived, tasks.values(), len(corrupt))
+
     def _snapshot(self, path: Path, archived: bool) -> PlanSnapshot:
+        cached, corrupt = self._scan(path)
+        tasks = {i: t.clone() for i, t in sorted(cached.items())}
+        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
+        return PlanSnapshot(
+            name=path.name,
+            title=self._title(path, self._cache[path]),
+            archived=archived,
+            tasks=tasks,
+            corrupt=corrupt,
+        )
+
+    def _scan(self, path: Path) -> tuple[dict[int, Task], list[CorruptFile]]:
+        """Every task file of the folder, re-read only where (inode, mtime, size) changed.
+        The tasks returned are the cache's own: callers must not change them."""
         cache = self._cache.setdefault(path, _PlanCache())
         seen: dict[str, _Cached] = {}
         tasks: dict[int, Task] = {}
@@ -178,19 +196,12 @@ class FileStore:
                 hit = _Cached(key, value)
             seen[entry.name] = hit
             if isinstance(hit.value, Task):
-                tasks[task_id] = clone_task(hit.value)
+                tasks[task_id] = hit.value
             else:
                 corrupt.append(hit.value)
         cache.files = seen
-        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         corrupt.sort(key=lambda c: c.task_id)
-        return PlanSnapshot(
-            name=path.name,
-            title=self._title(path, cache),
-            archived=archived,
-            tasks=dict(sorted(tasks.items())),
-            corrupt=corrupt,
-        )
+        return tasks, corrupt
 
     def get_task(self, name: str, task_id: int) -> Task:
         path, _ = self._folder(name)
@@ -198,37 +209,25 @@ class FileStore:
 
     # -- writing ------------------------------------------------------------------
 
-    def _lock(self, path: Path) -> filelock.BaseFileLock:
-        return filelock.FileLock(path / LOCK, timeout=self.lock_timeout)
-
     @contextlib.contextmanager
     def transaction(self, name: str) -> Iterator[_FileTransaction]:
         path, archived = self._folder(name)
         if archived:
             raise PlanArchived(name)
-        lock = self._lock(path)
         try:
-            lock.acquire()
-        except filelock.Timeout:
+            with plan_lock(path / LOCK, self.lock_timeout):
+                # The plan may have been archived while we waited for its lock.
+                if not path.is_dir() or (self.done / name).is_dir():
+                    raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
+                txn = _FileTransaction(name, path, self)
+                yield txn
+                txn.commit()
+        except LockTimeout:
             raise PlanBusy(name, self.lock_timeout) from None
-        except FileNotFoundError:
-            raise PlanNotFound(name, self.active_plans()) from None
-        except OSError as e:  # e.g. .lock is a symlink (ELOOP) or the folder is read-only
-            raise StorageError(f"the lock file {name}/{LOCK}", e.strerror or str(e)) from None
-        try:
-            # The plan may have been archived while we waited for its lock; filelock then
-            # recreates the folder just to hold .lock, and that ghost must not become a plan.
-            if not path.is_dir() or (self.done / name).is_dir():
-                if path.is_dir() and set(os.listdir(path)) <= {LOCK}:
-                    with contextlib.suppress(OSError):
-                        os.unlink(path / LOCK)
-                        os.rmdir(path)
-                raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
-            txn = _FileTransaction(name, path, self)
-            yield txn
-            txn.commit()
-        finally:
-            lock.release()
+        except LockUnavailable as e:
+            if isinstance(e.error, FileNotFoundError):  # archived or removed meanwhile
+                raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name) from None
+            raise StorageError(f"the lock file {name}/{LOCK}", str(e)) from None  # a symlink, read-only
 
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
         """Build the folder under a hidden temp name, then rename it into place."""
@@ -326,7 +325,7 @@ class _FileTransaction:
             staged = self._staged[task_id]
             if staged is None:
                 raise TaskNotFound(self.name, [task_id])
-            return staged.model_copy(deep=True)
+            return staged.clone()
         return load_task(self.path, task_id)
 
     def exists(self, task_id: int) -> bool:
@@ -352,7 +351,7 @@ class _FileTransaction:
         return candidate
 
     def put(self, task: Task) -> None:
-        self._staged[task.id] = task.model_copy(deep=True)
+        self._staged[task.id] = task.clone()
 
     def delete(self, task_id: int) -> None:
         self._staged[task_id] = None
@@ -363,7 +362,7 @@ class _FileTransaction:
             if task is None:
                 snap.tasks.pop(task_id, None)
             else:
-                snap.tasks[task_id] = task.model_copy(deep=True)
+                snap.tasks[task_id] = task.clone()
         snap.tasks = dict(sorted(snap.tasks.items()))
         return snap
 

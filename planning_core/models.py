@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -52,6 +54,17 @@ class Task(_Camel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
+
+    def clone(self) -> Task:
+        """A copy the caller may change freely. Only the containers are copied deeply:
+        `model_copy(deep=True)` made snapshots of big plans and every write slow (bench/)."""
+        c = self.model_copy()
+        c.__dict__["blocked_by"] = list(self.blocked_by)
+        c.__dict__["blocks"] = list(self.blocks)
+        c.__dict__["metadata"] = copy.deepcopy(self.metadata) if self.metadata else {}
+        if self.__pydantic_extra__:
+            c.__pydantic_extra__ = copy.deepcopy(self.__pydantic_extra__)
+        return c
 
     def to_json(self) -> str:
         data = self.model_dump(by_alias=True, mode="json")
@@ -121,28 +134,36 @@ class PlanSnapshot(_Camel):
     corrupt: list[CorruptFile] = Field(default_factory=list)
 
     def progress(self) -> Progress:
-        p = Progress(total=len(self.tasks) + len(self.corrupt))
-        for t in self.tasks.values():
-            if t.status is TaskStatus.COMPLETED:
-                p.completed += 1
-            elif t.status is TaskStatus.IN_PROGRESS:
-                p.in_progress += 1
-            else:
-                p.pending += 1
-        return p
+        return summarize(self.name, self.title, self.archived, self.tasks.values(), len(self.corrupt)).progress
 
     def current(self) -> Task | None:
         running = [t for t in self.tasks.values() if t.status is TaskStatus.IN_PROGRESS]
         return min(running, key=lambda t: t.id) if running else None
 
     def summary(self) -> PlanSummary:
-        cur = self.current()
-        return PlanSummary(
-            name=self.name,
-            title=self.title,
-            archived=self.archived,
-            progress=self.progress(),
-            current=cur.subject if cur else None,
-            current_id=cur.id if cur else None,
-            unreadable=len(self.corrupt),
-        )
+        return summarize(self.name, self.title, self.archived, self.tasks.values(), len(self.corrupt))
+
+
+def summarize(name: str, title: str, archived: bool, tasks: Iterable[Task], unreadable: int) -> PlanSummary:
+    """Progress and the current task (the lowest-numbered in progress) of a plan."""
+    p = Progress(total=unreadable)
+    current: Task | None = None
+    for t in tasks:
+        p.total += 1
+        if t.status is TaskStatus.COMPLETED:
+            p.completed += 1
+        elif t.status is TaskStatus.IN_PROGRESS:
+            p.in_progress += 1
+            if current is None or t.id < current.id:
+                current = t
+        else:
+            p.pending += 1
+    return PlanSummary(
+        name=name,
+        title=title,
+        archived=archived,
+        progress=p,
+        current=current.subject if current else None,
+        current_id=current.id if current else None,
+        unreadable=unreadable,
+    )

@@ -13,12 +13,19 @@ class _Out(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True)
 
 
+def _empty(value: object) -> bool:
+    return not value
+
+
 class TaskRow(_Out):
+    """One line of the board. An empty owner or blocker list is left out: a TaskList
+    answer carries up to 1,000 of these."""
+
     id: int
     subject: str
     status: str
-    owner: str = ""
-    blocked_by: list[int] = Field(default_factory=list, description="open blockers")
+    owner: str = Field(default="", exclude_if=_empty)
+    blocked_by: list[int] = Field(default_factory=list, description="open blockers", exclude_if=_empty)
 
 
 class PlanCreated(_Out):

@@ -136,7 +136,7 @@ class Planner:
         out = []
         for n in names:
             try:
-                out.append(self.store.snapshot(n).summary())
+                out.append(self.store.summary(n))
             except PlanNotFound:
                 continue  # archived or removed between listing and reading
         return out
@@ -261,7 +261,7 @@ class Planner:
             def get(i: int) -> Task:
                 if i not in work:
                     work[i] = txn.get(i)
-                    original[i] = work[i].model_copy(deep=True)
+                    original[i] = work[i].clone()
                 return work[i]
 
             task = get(tid)
@@ -270,7 +270,7 @@ class Planner:
             missing = [i for ids in edges.values() for i in ids if not txn.exists(i)]
             if missing:
                 raise TaskNotFound(plan, missing)
-            before = task.model_copy(deep=True)
+            before = task.clone()
             for b in edges["removeBlockedBy"]:
                 graph.unlink(get(b), task)
             for c in edges["removeBlocks"]:

@@ -53,12 +53,22 @@ class Session:
 
         `plan_has_work` is asked only when a plan reminder is due (it may cost a read).
         """
+        self.count_round(tool, succeeded=succeeded)
+        return self.reminders_due(plan_has_work=self.clock.plan_due() and plan_has_work())
+
+    def count_round(self, tool: str, *, succeeded: bool) -> None:
         self.clock.tick(
             plan_changed=succeeded and tool in PLAN_CHANGING_TOOLS,
             todo_changed=succeeded and tool == TODO_TOOL,
         )
+
+    def plan_check_needed(self) -> bool:
+        """Is a plan reminder due on this round, if there is work in progress?"""
+        return self.clock.plan_due()
+
+    def reminders_due(self, *, plan_has_work: bool) -> list[str]:
         due: list[str] = []
-        if self.clock.plan_due() and plan_has_work():
+        if self.clock.plan_due() and plan_has_work:
             due.append(PLAN_REMINDER)
         if self.clock.todo_due() and self.todo.unfinished:
             due.append(TODO_REMINDER)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from .models import PlanSnapshot, Task
+from .models import PlanSnapshot, PlanSummary, Task
 
 PlanArchiveCheck = Callable[[PlanSnapshot], None]
 """Called under the plan's lock before archiving; raises to refuse."""
@@ -62,6 +62,10 @@ class PlanStore(Protocol):
     def read_plan_md(self, name: str) -> str: ...
 
     def snapshot(self, name: str) -> PlanSnapshot: ...
+
+    def summary(self, name: str) -> PlanSummary:
+        """What snapshot(name).summary() gives, as cheaply as the backend can."""
+        ...
 
     def get_task(self, name: str, task_id: int) -> Task: ...
 

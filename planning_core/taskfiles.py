@@ -3,7 +3,6 @@ reading a folder of them (blocks derived from blockedBy)."""
 
 from __future__ import annotations
 
-import copy
 import errno
 import json
 import os
@@ -48,18 +47,6 @@ def read_task(path: Path, task_id: int) -> Task | str:
     if task.id != task_id:
         return f"its id field is {task.id}, not {task_id}"
     return task
-
-
-def clone_task(task: Task) -> Task:
-    """A copy the caller may change freely. Only the containers are copied deeply:
-    `model_copy(deep=True)` on every task made snapshots of big plans slow (bench/)."""
-    c = task.model_copy()
-    c.__dict__["blocked_by"] = list(task.blocked_by)
-    c.__dict__["blocks"] = list(task.blocks)
-    c.__dict__["metadata"] = copy.deepcopy(task.metadata) if task.metadata else {}
-    if task.__pydantic_extra__:
-        c.__pydantic_extra__ = copy.deepcopy(task.__pydantic_extra__)
-    return c
 
 
 def load_task(path: Path, task_id: int) -> Task:

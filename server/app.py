@@ -102,11 +102,10 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
     state: AppState = ctx.lifespan_context
     session = state.session(session_key(ctx.request))
     tool = (ctx.params or {}).get("name")
-    due = await anyio.to_thread.run_sync(
-        lambda: session.round(
-            str(tool), succeeded=not result.get("isError"), plan_has_work=lambda: state.plan_has_work(session)
-        )
-    )
+    session.count_round(str(tool), succeeded=not result.get("isError"))
+    # Only a due plan reminder needs to know whether a task is in progress (a disk read).
+    has_work = session.plan_check_needed() and await anyio.to_thread.run_sync(state.plan_has_work, session)
+    due = session.reminders_due(plan_has_work=has_work)
     if result.get("isError"):
         _shorten_validation_error(result, str(tool))
     if due:

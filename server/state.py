@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from mcp.server.mcpserver import Context
 
-from planning_core import FileStore, Planner, Session, TaskStatus
+from planning_core import FileStore, Planner, Session
 from planning_core.actions import Actions
 from planning_core.errors import PlanNotFound
 
@@ -34,11 +34,10 @@ class AppState:
         names = [session.current_plan] if session.current_plan and session.current_plan in active else active
         for name in names:
             try:
-                snap = self.store.snapshot(name)
+                if self.store.summary(name).progress.in_progress:
+                    return True
             except PlanNotFound:
                 continue
-            if any(t.status is TaskStatus.IN_PROGRESS for t in snap.tasks.values()):
-                return True
         return False
 
 

@@ -47,13 +47,19 @@ def answer_size(result: CallToolResult) -> int:
     """Characters a model would see: text content + JSON of structured content."""
     size = len(result_text(result))
     if result.structured_content is not None:
-        size += len(json.dumps(result.structured_content))
+        size += len(wire(result.structured_content))
     return size
 
 
 def tools_list_size(tools: list[Any]) -> int:
-    """Size in characters of a tools/list answer's tool array, as sent."""
-    return len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]))
+    """Size in characters of a tools/list answer's tool array as JSON-RPC sends it
+    (compact separators, characters not escapes), the same measure for every server."""
+    return len(wire([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]))
+
+
+def wire(value: Any) -> str:
+    """JSON as a JSON-RPC message carries it: compact, characters not escapes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _check(result: CallToolResult, what: str) -> CallToolResult:
