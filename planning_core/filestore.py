@@ -24,7 +24,7 @@ from .errors import (
     StorageError,
     TaskNotFound,
 )
-from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, summarize
+from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from .names import check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .store import PlanArchiveCheck
@@ -174,6 +174,18 @@ class FileStore:
         seen: dict[str, _Cached] = {}
         tasks: dict[int, Task] = {}
         corrupt: list[CorruptFile] = []
+        for name, hit in self._entries(path, cache):
+            seen[name] = hit
+            if isinstance(hit.value, Task):
+                tasks[hit.value.id] = hit.value
+            else:
+                corrupt.append(hit.value)
+        cache.files = seen
+        corrupt.sort(key=lambda c: c.task_id)
+        return tasks, corrupt
+
+    def _entries(self, path: Path, cache: _PlanCache) -> Iterator[tuple[str, _Cached]]:
+        """(file name, cached value) for each task file, lazily, refreshing the cache."""
         for entry in os.scandir(path):
             m = TASK_FILE.fullmatch(entry.name)
             if not m:
@@ -193,15 +205,8 @@ class FileStore:
                 value = loaded if isinstance(loaded, Task) else CorruptFile(
                     task_id=task_id, file=entry.name, reason=loaded
                 )
-                hit = _Cached(key, value)
-            seen[entry.name] = hit
-            if isinstance(hit.value, Task):
-                tasks[task_id] = hit.value
-            else:
-                corrupt.append(hit.value)
-        cache.files = seen
-        corrupt.sort(key=lambda c: c.task_id)
-        return tasks, corrupt
+                hit = cache.files[entry.name] = _Cached(key, value)
+            yield entry.name, hit
 
     def get_task(self, name: str, task_id: int) -> Task:
         path, _ = self._folder(name)
@@ -365,6 +370,21 @@ class _FileTransaction:
                 snap.tasks[task_id] = task.clone()
         snap.tasks = dict(sorted(snap.tasks.items()))
         return snap
+
+    def all_completed(self) -> bool:
+        """Is every task completed (staged changes included)? Stops at the first that is
+        not, so completing a task in a big plan reads little until the plan is nearly done."""
+        for t in self._staged.values():
+            if t is not None and t.status is not TaskStatus.COMPLETED:
+                return False
+        cache = self._store._cache.setdefault(self.path, _PlanCache())
+        for _, hit in self._store._entries(self.path, cache):
+            value = hit.value
+            if not isinstance(value, Task):
+                return False  # an unreadable task is not known to be done
+            if value.id not in self._staged and value.status is not TaskStatus.COMPLETED:
+                return False
+        return True
 
     def commit(self) -> None:
         writes = [

@@ -314,16 +314,8 @@ class Planner:
                     t.updated_at = now
                     txn.put(t)
             if change.completed:
-                # From the snapshot (blockedBy is the truth): a corrupt or stale neighbour
-                # must not make completing this task fail.
-                snap = txn.snapshot()
-                statuses = {i: t.status for i, t in snap.tasks.items()}
-                change.unblocked = [
-                    t for t in snap.tasks.values() if tid in t.blocked_by and graph.is_ready(t, statuses)
-                ]
-                change.all_done = not snap.corrupt and all(
-                    t.status is TaskStatus.COMPLETED for t in snap.tasks.values()
-                )
+                change.unblocked = _newly_ready(task, get)
+                change.all_done = txn.all_completed()
             change.task = task
         return change
 
@@ -365,6 +357,20 @@ class Planner:
         cursor: str | None = None,
     ) -> TaskPage:
         return queries.list_tasks(self.store, plan, status, owner, limit, cursor)
+
+
+def _newly_ready(task: Task, get: graph.Lookup) -> list[Task]:
+    """The tasks `task` blocks that can start now. Only its neighbours are read; one that
+    cannot be read is skipped (nobody can say it is ready), never a reason to refuse."""
+    ready = []
+    for d in task.blocks:
+        try:
+            dep = get(d)
+            if dep.status is TaskStatus.PENDING and not graph.open_blockers(dep, get):
+                ready.append(dep)
+        except PlanningError:
+            continue
+    return ready
 
 
 _TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")

@@ -42,6 +42,10 @@ class PlanTransaction(Protocol):
         """Every task of the plan, including changes staged so far."""
         ...
 
+    def all_completed(self) -> bool:
+        """Is every task (staged changes included) completed and readable?"""
+        ...
+
 
 class PlanStore(Protocol):
     def active_plans(self) -> list[str]:
