@@ -149,6 +149,19 @@ class FileStore:
         path, archived = self._folder(name)
         return self._snapshot(path, archived)
 
+    def view(self, name: str) -> PlanSnapshot:
+        """Like snapshot(), without copying: the tasks are shared with the cache and must
+        not be changed, and `blocks` are as stored. For queries over big plans."""
+        path, archived = self._folder(name)
+        tasks, corrupt = self._scan(path)
+        return PlanSnapshot.model_construct(
+            name=path.name,
+            title=self._title(path, self._cache[path]),
+            archived=archived,
+            tasks=dict(sorted(tasks.items())),
+            corrupt=corrupt,
+        )
+
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
         path, archived = self._folder(name)

@@ -67,6 +67,10 @@ class PlanStore(Protocol):
 
     def snapshot(self, name: str) -> PlanSnapshot: ...
 
+    def view(self, name: str) -> PlanSnapshot:
+        """snapshot() without the copies: read-only tasks whose `blocks` may be as stored."""
+        ...
+
     def summary(self, name: str) -> PlanSummary:
         """What snapshot(name).summary() gives, as cheaply as the backend can."""
         ...

@@ -67,9 +67,12 @@ def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> N
     kept as stored rather than dropped (the file is reported, not guessed at)."""
     derived: dict[int, set[int]] = {i: set() for i in tasks}
     for t in tasks.values():
-        t.blocked_by = [b for b in t.blocked_by if b != t.id]
+        if t.id in t.blocked_by:
+            t.blocked_by = [b for b in t.blocked_by if b != t.id]
         for b in t.blocked_by:
             if b in derived:
                 derived[b].add(t.id)
     for i, t in tasks.items():
-        t.blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
+        blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
+        if blocks != t.blocks:
+            t.blocks = blocks
