@@ -150,16 +150,14 @@ class FileStore:
         return self._snapshot(path, archived)
 
     def view(self, name: str) -> PlanSnapshot:
-        """Like snapshot(), without copying: the tasks are shared with the cache and must
-        not be changed, and `blocks` are as stored. For queries over big plans."""
+        """Like snapshot(), without copying every task: the tasks are shared with the
+        cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
-        tasks, corrupt = self._scan(path)
+        cached, corrupt = self._scan(path)
+        tasks = dict(sorted(cached.items()))
+        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         return PlanSnapshot.model_construct(
-            name=path.name,
-            title=self._title(path, self._cache[path]),
-            archived=archived,
-            tasks=dict(sorted(tasks.items())),
-            corrupt=corrupt,
+            name=path.name, title=self._title(path, self._cache[path]), archived=archived, tasks=tasks, corrupt=corrupt
         )
 
     def summary(self, name: str) -> PlanSummary:

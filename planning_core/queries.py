@@ -45,7 +45,7 @@ def list_tasks(
             raise InvalidInput(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
-    snap = store.view(plan)  # read-only: only blockedBy (the truth) is used below
+    snap = store.view(plan)  # read-only: nothing below changes a task
     statuses = {i: t.status for i, t in snap.tasks.items()}
     rows: list[Task] = []
     for t in snap.tasks.values():

@@ -68,7 +68,7 @@ class PlanStore(Protocol):
     def snapshot(self, name: str) -> PlanSnapshot: ...
 
     def view(self, name: str) -> PlanSnapshot:
-        """snapshot() without the copies: read-only tasks whose `blocks` may be as stored."""
+        """snapshot() without copying every task: the tasks must not be changed."""
         ...
 
     def summary(self, name: str) -> PlanSummary:

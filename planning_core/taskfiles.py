@@ -63,16 +63,19 @@ def load_task(path: Path, task_id: int) -> Task:
 def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> None:
     """Derive every `blocks` from the `blockedBy` lists (the source of truth).
 
-    An edge to an unreadable task cannot be checked against its `blockedBy`, so it is
-    kept as stored rather than dropped (the file is reported, not guessed at)."""
+    A task that needs repairing is replaced in `tasks` by a repaired copy; the Task
+    objects passed in are never changed (they may be a cache's). An edge to an
+    unreadable task cannot be checked against its `blockedBy`, so it is kept as stored
+    rather than dropped (the file is reported, not guessed at)."""
     derived: dict[int, set[int]] = {i: set() for i in tasks}
     for t in tasks.values():
-        if t.id in t.blocked_by:
-            t.blocked_by = [b for b in t.blocked_by if b != t.id]
         for b in t.blocked_by:
-            if b in derived:
+            if b in derived and b != t.id:
                 derived[b].add(t.id)
     for i, t in tasks.items():
         blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
-        if blocks != t.blocks:
-            t.blocks = blocks
+        if blocks != t.blocks or i in t.blocked_by:
+            repaired = t.clone()
+            repaired.blocks = blocks
+            repaired.blocked_by = [b for b in t.blocked_by if b != i]
+            tasks[i] = repaired
