@@ -1,0 +1,42 @@
+"""How much work a benchmark run does: the full run and the quick smoke run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    sizes: tuple[int, ...]  # tasks in the plan, one fresh server per size
+    calls: int  # calls per operation per size
+    startup_reps: int
+    writers: tuple[int, ...]  # K values for the shared-writers runs
+    per_writer: int  # creates per writer
+    peer_target: int  # tasks a peer's list should grow to
+    peer_budget: float  # seconds a peer may spend growing its task list
+    peer_calls: int
+    peer_writer_tasks: int  # creates per writer in the two-writer peer comparison
+
+
+FULL = Config(
+    sizes=(10, 100, 1_000, 10_000),
+    calls=200,
+    startup_reps=10,
+    writers=(1, 2, 4, 8),
+    per_writer=50,
+    peer_target=1_000,
+    peer_budget=60.0,
+    peer_calls=200,
+    peer_writer_tasks=25,
+)
+QUICK = Config(
+    sizes=(10, 1_000),
+    calls=20,
+    startup_reps=2,
+    writers=(1, 2),
+    per_writer=10,
+    peer_target=50,
+    peer_budget=10.0,
+    peer_calls=20,
+    peer_writer_tasks=10,
+)

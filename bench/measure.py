@@ -1,0 +1,71 @@
+"""Latency series and their statistics, and the echo floor each latency is paired with.
+
+Each call to our server (or a peer) is followed by one `echo` call on the floor server
+(bench/echo_server.py, a one-tool MCPServer on the same SDK), kept open for the whole
+run, so every latency also has a floor measured at the same moment: on a shared, busy
+machine the ratio to the floor is the figure to read."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+
+from mcp import Client
+from mcp.types import CallToolResult
+
+from bench.servers import check
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def p95(xs: list[float]) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, -(-95 * len(s) // 100) - 1))]  # nearest rank
+
+
+@dataclass
+class Series:
+    """Latencies (seconds) of one operation, and of the echo calls made beside it."""
+
+    ours: list[float] = field(default_factory=list)
+    echo: list[float] = field(default_factory=list)
+
+    @property
+    def med(self) -> float:
+        return median(self.ours)
+
+    @property
+    def p95(self) -> float:
+        return p95(self.ours)
+
+    @property
+    def echo_med(self) -> float:
+        return median(self.echo)
+
+    @property
+    def ratio(self) -> float:
+        return self.med / self.echo_med
+
+
+class Floor:
+    """The echo server, open for the whole run; each `call()` times one echo call."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def call(self) -> float:
+        t = time.perf_counter()
+        check(await self.client.call_tool("echo", {"text": "hello"}), "echo")
+        return time.perf_counter() - t
+
+
+async def timed(coro: Awaitable[CallToolResult]) -> tuple[float, CallToolResult]:
+    t = time.perf_counter()
+    r = await coro
+    return time.perf_counter() - t, r

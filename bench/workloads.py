@@ -1,0 +1,180 @@
+"""What the harness asks of our server: seeding plans on disk, the per-operation runs
+at each plan size, start-up, and the durable-write floor the contract imposes."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import StdioServerParameters
+from mcp.types import CallToolResult
+
+from bench.config import Config
+from bench.measure import Floor, Series, timed
+from bench.peers.peers import result_text, wire
+from bench.servers import BenchError, check, connect, find_pid, ours_params, vm_kb
+from planning_core import FileStore, Task, TaskStatus
+
+PLAN = "2026-01-01-bench"
+
+# The operations timed at every size, in the order they run (and are reported).
+OP_ORDER = [
+    "TaskGet",
+    "TaskList",
+    "PlanList",
+    "todo",
+    "TaskCreate",
+    "TaskUpdate status",
+    "TaskUpdate addBlockedBy",
+]
+
+TODO_ITEMS = [
+    {"content": "Read the failing test", "status": "completed"},
+    {"content": "Fix the parser", "status": "in_progress", "activeForm": "Fixing the parser"},
+    {"content": "Run the suite", "status": "pending"},
+]
+
+
+def subject(i: int) -> str:
+    return f"Task {i}"  # the peers' workload uses the same subjects (bench/peers/peers.py)
+
+
+def description(i: int) -> str:
+    return f"Benchmark task number {i}: implement and test item {i}."
+
+
+def seed_plan(root: Path, n: int) -> tuple[str, int]:
+    """Write a plan with n tasks straight to disk (the contract's layout, through
+    planning_core's models), much faster than n tool calls. Every third task is
+    completed, task 2 is in progress, every tenth task is blocked by the one before.
+    Returns the plan name and the id of a task with an open blocker."""
+    store = FileStore(root)
+    store.ensure_writable()
+    path = store.todo / PLAN
+    path.mkdir()
+    (path / "plan.md").write_text(
+        "# Benchmark plan\n\n## Analysis\n\nSeeded by bench/run.py.\n\n## Approach\n\nN/A\n\n## Steps\n\n"
+    )
+    now = "2026-01-01T00:00:00Z"
+    for i in range(1, n + 1):
+        status = TaskStatus.COMPLETED if i % 3 == 0 else TaskStatus.PENDING
+        if i == 2:
+            status = TaskStatus.IN_PROGRESS
+        task = Task(
+            id=i,
+            subject=subject(i),
+            description=description(i),
+            status=status,
+            blocked_by=[i - 1] if i % 10 == 0 else [],
+            blocks=[i + 1] if (i + 1) % 10 == 0 and i + 1 <= n else [],
+            active_form=f"Working on task {i}",
+            created_at=now,
+            updated_at=now,
+        )
+        (path / f"task_{i}.json").write_text(task.to_json())
+    (path / ".highwatermark").write_text(f"{n}\n")
+    return PLAN, 10
+
+
+def count_task_files(root: Path, plan: str = PLAN) -> int:
+    return sum(1 for n in os.listdir(root / "todo" / plan) if n.startswith("task_") and n.endswith(".json"))
+
+
+@dataclass
+class SizeResult:
+    n: int
+    ops: dict[str, Series]
+    rss_kb: int | None = None
+    list_text: int | None = None  # TaskList answer (limit 1,000): text characters
+    list_structured: int | None = None  # ...and JSON of its structured content
+    list_default_text: int | None = None  # TaskList with the default limit (200)
+    list_default_structured: int | None = None
+    tools: list[Any] = field(default_factory=list)  # the tools/list answer
+
+
+async def run_size(n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO) -> SizeResult:
+    """A fresh server on a plan seeded with n tasks: every operation in OP_ORDER,
+    `cfg.calls` times each, each call followed by an echo call on the floor."""
+    root = tmp / f"size-{n}"
+    seed_plan(root, n)
+    res = SizeResult(n=n, ops={op: Series() for op in OP_ORDER})
+    calls = cfg.calls
+
+    async with connect(ours_params(root), log) as c:
+        res.tools = (await c.list_tools()).tools
+        pid = find_pid(str(root))
+
+        async def measure(op: str, args_for: Callable[[int], dict[str, Any]], tool: str) -> list[CallToolResult]:
+            out = []
+            s = res.ops[op]
+            for i in range(calls):
+                dt_, r = await timed(c.call_tool(tool, args_for(i)))
+                check(r, f"{op} at {n} tasks")
+                s.ours.append(dt_)
+                s.echo.append(await floor.call())
+                out.append(r)
+            return out
+
+        await measure("TaskGet", lambda i: {"taskId": (i * 7919) % n + 1}, "TaskGet")
+        await measure("TaskList", lambda i: {"limit": 1000}, "TaskList")
+        await measure("PlanList", lambda i: {}, "PlanList")
+        await measure("todo", lambda i: {"items": TODO_ITEMS}, "todo")
+        created = await measure(
+            "TaskCreate", lambda i: {"subject": subject(n + i + 1), "description": description(n + i + 1)}, "TaskCreate"
+        )
+        ids = [r.structured_content["task"]["id"] for r in created]
+        await measure("TaskUpdate status", lambda i: {"taskId": ids[i], "status": "in_progress"}, "TaskUpdate")
+        # Seeded tasks never depend on the new ones, so no cycle; the cycle check still runs.
+        await measure(
+            "TaskUpdate addBlockedBy", lambda i: {"taskId": ids[i], "addBlockedBy": [(i * 31) % n + 1]}, "TaskUpdate"
+        )
+
+        if n in (100, 1_000) or n == max(cfg.sizes):
+            # Context cost of TaskList: a plan of exactly n tasks (delete nothing: list the
+            # first n ids, which are the seeded ones).
+            r = check(await c.call_tool("TaskList", {"limit": min(n, 1000)}), "TaskList")
+            res.list_text = len(result_text(r))
+            res.list_structured = len(wire(r.structured_content))
+            r = check(await c.call_tool("TaskList", {}), "TaskList")
+            res.list_default_text = len(result_text(r))
+            res.list_default_structured = len(wire(r.structured_content))
+        res.rss_kb = vm_kb(pid)
+    kept = count_task_files(root)
+    if kept != n + calls:
+        raise BenchError(f"{n}-task run: {kept} task files on disk, expected {n + calls}")
+    return res
+
+
+def durable_write_floor(folder: Path, files: int, reps: int) -> list[float]:
+    """What the contract makes every write pay, without MCP or the planner: write
+    `files` small temp files with fsync, rename them into place, fsync the folder
+    (TaskUpdate: 1 file; TaskCreate: the task + .highwatermark)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = b"{" + b" " * 300 + b"}\n"
+    out = []
+    for r in range(reps):
+        t = time.perf_counter()
+        for f in range(files):
+            tmp = folder / f".f{f}.{r}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, data)
+            os.fsync(fd)
+            os.close(fd)
+            os.replace(tmp, folder / f"f{f}.json")
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(dfd)
+        os.close(dfd)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+async def startup(params_for: Callable[[], StdioServerParameters], log: TextIO) -> float:
+    """Process start to the first tools/list answer."""
+    t = time.perf_counter()
+    async with connect(params_for(), log) as c:
+        await c.list_tools()
+        return time.perf_counter() - t
