@@ -14,6 +14,7 @@ from typing import Any, Generic, TypedDict, TypeVar, Unpack
 from pydantic import BaseModel
 
 from . import render
+from .errors import PlanningError
 from .events import EventHooks, task_payload
 from .models import Task, TaskSpec, TodoItem
 from .outcomes import (
@@ -142,7 +143,10 @@ class Actions:
         name = self._plan(session, plan)
         task = self.planner.create_task(name, subject, description, active_form, blocked_by, blocks, owner, metadata)
         self._created(name, [task])
-        open_ids = [b for b in task.blocked_by if b in self.planner.get_task_with_blockers(name, task.id)[1]]
+        try:
+            open_ids = self.planner.open_blockers(name, task)
+        except PlanningError:  # the task is created; an unreadable blocker must not say otherwise
+            open_ids = list(task.blocked_by)
         row = TaskRow(id=task.id, subject=task.subject, status=task.status.value, owner=task.owner, blocked_by=open_ids)
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
 

@@ -62,11 +62,27 @@ def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
                 os.unlink(tmp)
         raise
     folders: set[Path] = set()
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    for done, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            for left, _ in staged[done:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+            if done:
+                raise PartialWrite(e, [t for _, t in staged[:done]]) from e
+            raise
         folders.add(target.parent)
     for folder in folders:
         fsync_dir(folder)
+
+
+class PartialWrite(OSError):
+    """Some targets were replaced before a rename failed (e.g. a folder in a file's place)."""
+
+    def __init__(self, cause: OSError, replaced: list[Path]) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.replaced = replaced
 
 
 def remove_synced(paths: Iterable[Path]) -> None:

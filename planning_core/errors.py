@@ -123,6 +123,14 @@ class PlanExists(PlanningError):
         super().__init__(f"Plan {name!r} already exists. Choose another name.")
 
 
+class ArchiveExists(PlanningError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Cannot archive {name}: done/{name} already exists. Rename one of the two folders by hand, "
+            "then call PlanArchive again."
+        )
+
+
 class CorruptTask(PlanningError):
     def __init__(self, plan: str, task_id: int, filename: str, reason: str) -> None:
         self.task_id = task_id
@@ -146,6 +154,14 @@ class StorageError(PlanningError):
         super().__init__(
             f"Could not write {what}: {reason}. Nothing was changed; check that the planning root "
             "is writable and the disk has space."
+        )
+
+
+class PartialWriteError(PlanningError):
+    def __init__(self, plan: str, replaced: str, reason: str) -> None:
+        super().__init__(
+            f"Writing plan {plan} was interrupted ({reason}) after {replaced} had been replaced. "
+            "Call TaskList or TaskGet to see the state before retrying; fix the file system problem first."
         )
 
 

@@ -11,12 +11,15 @@ import errno
 import os
 import secrets
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomicfile
 from .errors import (
+    ArchiveExists,
+    PartialWriteError,
     PlanArchived,
     PlanBusy,
     PlanExists,
@@ -25,13 +28,12 @@ from .errors import (
     TaskNotFound,
 )
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
-from .names import check_plan_name
+from .names import MAX_TASK_ID, check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .store import PlanArchiveCheck
 from .taskfiles import (
     HIGHWATERMARK,
     LOCK,
-    MAX_TASK_ID,
     PLAN_MD,
     TASK_FILE,
     derive_blocks,
@@ -41,6 +43,7 @@ from .taskfiles import (
 )
 
 DEFAULT_LOCK_TIMEOUT = 10.0
+STAGING_PREFIX = ".staging-"
 
 
 @dataclass
@@ -140,7 +143,11 @@ class FileStore:
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
         if cache.title and cache.title[0] == key:
             return cache.title[1]
-        first = (path / PLAN_MD).read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        try:
+            with open(path / PLAN_MD, encoding="utf-8", errors="replace") as f:
+                first = f.readline(1000).rstrip("\n")
+        except OSError:  # a folder or unreadable file where plan.md should be
+            return path.name
         title = first[2:].strip() if first.startswith("# ") else path.name
         cache.title = (key, title)
         return title
@@ -197,7 +204,13 @@ class FileStore:
 
     def _entries(self, path: Path, cache: _PlanCache) -> Iterator[tuple[str, _Cached]]:
         """(file name, cached value) for each task file, lazily, refreshing the cache."""
-        for entry in os.scandir(path):
+        try:
+            entries = list(os.scandir(path))
+        except FileNotFoundError:  # archived or removed by another process meanwhile
+            raise PlanNotFound(path.name) from None
+        except OSError as e:
+            raise StorageError(f"the plan folder {path.name}", e.strerror or str(e)) from None
+        for entry in entries:
             m = TASK_FILE.fullmatch(entry.name)
             if not m:
                 continue
@@ -233,7 +246,7 @@ class FileStore:
         try:
             with plan_lock(path / LOCK, self.lock_timeout):
                 # The plan may have been archived while we waited for its lock.
-                if not path.is_dir() or (self.done / name).is_dir():
+                if not path.is_dir():
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 txn = _FileTransaction(name, path, self)
                 yield txn
@@ -251,7 +264,7 @@ class FileStore:
             self.todo.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
-        staging = self.todo / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
+        staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         try:
             staging.mkdir()
             atomicfile.write_synced(staging / PLAN_MD, plan_md.encode())
@@ -259,6 +272,7 @@ class FileStore:
                 atomicfile.write_synced(staging / task_filename(t.id), t.to_json().encode())
             high = max((t.id for t in tasks), default=0)
             atomicfile.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
+            atomicfile.write_synced(staging / LOCK, b"")
             atomicfile.fsync_dir(staging)
             for n in range(1, 1000):
                 name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
@@ -284,7 +298,7 @@ class FileStore:
             check(txn.snapshot())
             target = self.done / name
             if target.exists():
-                raise PlanExists(f"done/{name}")
+                raise ArchiveExists(name)
             try:
                 self.done.mkdir(parents=True, exist_ok=True)
                 os.rename(txn.path, target)
@@ -294,13 +308,16 @@ class FileStore:
                 raise StorageError(f"the plan {name}", e.strerror or str(e)) from None
         return name
 
-    def clean_temp_files(self, name: str) -> int:
-        """Remove temp files left by a writer that crashed; only under the plan's lock."""
+    def clean_staging(self, older_than: float = 3600.0) -> int:
+        """Remove PlanCreate staging folders a crashed writer left in todo/. Only old
+        ones: a young one may be another process's PlanCreate in progress."""
         removed = 0
-        with self.transaction(name) as txn:
-            for entry in os.scandir(txn.path):
-                if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
-                    os.unlink(entry.path)
+        cutoff = time.time() - older_than
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.todo):
+                stale = entry.name.startswith(STAGING_PREFIX) and entry.is_dir(follow_symlinks=False)
+                if stale and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    shutil.rmtree(entry.path, ignore_errors=True)
                     removed += 1
         return removed
 
@@ -352,17 +369,17 @@ class _FileTransaction:
     def next_id(self) -> int:
         if self._high is None:
             try:
-                self._high = int((self.path / HIGHWATERMARK).read_text().strip() or 0)
+                self._high = int((self.path / HIGHWATERMARK).read_text().strip())
             except (OSError, ValueError):
-                self._high = 0
-            if not 0 <= self._high < MAX_TASK_ID:  # hand-edited out of range: trust the files
-                self._high = 0
-        candidate = self._high + 1
-        if self.exists(candidate):
-            # The high-water mark is behind the files (hand edit, lost file): never
-            # reuse an id, so fall back to scanning the folder once.
+                self._high = None  # missing or unreadable: the files are all we know
+            if self._high is not None and not 0 <= self._high < MAX_TASK_ID:
+                self._high = None  # hand-edited out of range: trust the files
+        candidate = (self._high or 0) + 1
+        if self._high is None or self.exists(candidate):
+            # The high-water mark is gone or behind the files (hand edit, copied folder):
+            # never reuse an id, so take the highest id on disk (one scan of the folder).
             ids = [int(m.group(1)) for n in os.listdir(self.path) if (m := TASK_FILE.fullmatch(n))]
-            candidate = max([candidate, *ids, *self._staged]) + 1
+            candidate = max([candidate - 1, *ids, *self._staged]) + 1
         self._high = candidate
         return candidate
 
@@ -402,13 +419,17 @@ class _FileTransaction:
             (self.path / task_filename(i), t.to_json().encode()) for i, t in self._staged.items() if t
         ]
         if self._high is not None:
-            writes.append((self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
+            # The mark goes first: if a later rename fails, an id is burnt, never reused.
+            writes.insert(0, (self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
         removals = [self.path / task_filename(i) for i, t in self._staged.items() if t is None]
         try:
             if writes:
                 atomicfile.replace_many(writes)
             if removals:
                 atomicfile.remove_synced(removals)
+        except atomicfile.PartialWrite as e:
+            names = ", ".join(p.name for p in e.replaced)
+            raise PartialWriteError(self.name, names, e.strerror or str(e)) from None
         except OSError as e:
             raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
         self._staged.clear()

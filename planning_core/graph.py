@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .models import Task, TaskStatus
+from .errors import TaskNotFound
+from .models import PlanSnapshot, Task, TaskStatus
 
 Lookup = Callable[[int], Task]
 
@@ -21,7 +22,11 @@ def path_via_blockers(start: int, goal: int, lookup: Lookup) -> list[int] | None
     stack = [start]
     while stack:
         node = stack.pop()
-        for nxt in lookup(node).blocked_by:
+        try:
+            blockers = lookup(node).blocked_by
+        except TaskNotFound:
+            continue  # a dangling edge to a deleted task leads nowhere
+        for nxt in blockers:
             if nxt in parent:
                 continue
             parent[nxt] = node
@@ -44,19 +49,51 @@ def cycle_if_linked(blocker: int, blocked: int, lookup: Lookup) -> list[int] | N
 
 
 def open_blockers(task: Task, lookup: Lookup) -> list[int]:
-    return [b for b in task.blocked_by if lookup(b).status is not TaskStatus.COMPLETED]
+    """The blockers not completed. One whose file is gone no longer blocks; one that
+    cannot be read raises (nobody can tell whether it is done)."""
+    open_ids = []
+    for b in task.blocked_by:
+        try:
+            if lookup(b).status is not TaskStatus.COMPLETED:
+                open_ids.append(b)
+        except TaskNotFound:
+            continue
+    return open_ids
+
+
+# For whole-plan queries: `statuses` maps every readable task to its status and every
+# unreadable one to PENDING (unknown counts as open); an id absent from it is gone.
+def blocker_open(blocker: int, statuses: dict[int, TaskStatus]) -> bool:
+    return statuses.get(blocker, TaskStatus.COMPLETED) is not TaskStatus.COMPLETED
+
+
+def plan_statuses(snap: PlanSnapshot) -> dict[int, TaskStatus]:
+    statuses = {i: t.status for i, t in snap.tasks.items()}
+    statuses.update({c.task_id: TaskStatus.PENDING for c in snap.corrupt})
+    return statuses
+
+
+def open_blockers_by_task(snap: PlanSnapshot) -> dict[int, list[int]]:
+    """Per unfinished task of the plan, its blockers that are not completed."""
+    statuses = plan_statuses(snap)
+    return {
+        t.id: [b for b in t.blocked_by if blocker_open(b, statuses)]
+        for t in snap.tasks.values()
+        if t.status is not TaskStatus.COMPLETED
+    }
+
+
+def ready_ids(snap: PlanSnapshot) -> list[int]:
+    statuses = plan_statuses(snap)
+    return [i for i, t in sorted(snap.tasks.items()) if is_ready(t, statuses)]
 
 
 def is_ready(task: Task, statuses: dict[int, TaskStatus]) -> bool:
-    return task.status is TaskStatus.PENDING and all(
-        statuses.get(b) is TaskStatus.COMPLETED for b in task.blocked_by
-    )
+    return task.status is TaskStatus.PENDING and not any(blocker_open(b, statuses) for b in task.blocked_by)
 
 
 def is_blocked(task: Task, statuses: dict[int, TaskStatus]) -> bool:
-    return task.status is not TaskStatus.COMPLETED and any(
-        statuses.get(b) is not TaskStatus.COMPLETED for b in task.blocked_by
-    )
+    return task.status is not TaskStatus.COMPLETED and any(blocker_open(b, statuses) for b in task.blocked_by)
 
 
 def link(blocker: Task, blocked: Task) -> None:

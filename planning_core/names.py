@@ -11,6 +11,7 @@ import re
 from .errors import InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId
 
 MAX_SLUG = 60
+MAX_TASK_ID = 999_999_999  # task_<N>.json names have at most 9 digits
 _SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?")
 _PLAN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})-([a-z0-9-]{1,60})")
 _TASK_ID = re.compile(r"#?\s*(\d{1,9})")
@@ -59,9 +60,9 @@ def parse_task_id(value: object) -> int:
     if isinstance(value, bool):
         raise InvalidTaskId(value)
     if isinstance(value, int):
-        if value >= 1:
+        if 1 <= value <= MAX_TASK_ID:
             return value
-        raise InvalidTaskId(value)
+        raise InvalidTaskId(value if value.bit_length() < 64 else "a number too large")
     if isinstance(value, str):
         m = _TASK_ID.fullmatch(value.strip())
         if m and int(m.group(1)) >= 1:

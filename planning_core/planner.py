@@ -23,6 +23,7 @@ from .errors import (
     PlanNotFinished,
     PlanNotFound,
     SelfDependency,
+    StorageError,
     TaskBlocked,
     TaskNotFound,
 )
@@ -34,6 +35,7 @@ from .models import (
     MAX_SUBJECT,
     PlanSnapshot,
     PlanSummary,
+    Progress,
     Task,
     TaskSpec,
     TaskStatus,
@@ -139,6 +141,9 @@ class Planner:
                 out.append(self.store.summary(n))
             except PlanNotFound:
                 continue  # archived or removed between listing and reading
+            except StorageError as e:
+                # One unreadable folder must not hide the other plans; show it as unreadable.
+                out.append(PlanSummary(name=n, title=str(e), progress=Progress(total=1), unreadable=1))
         return out
 
     def archive(self, plan: str, force: bool = False) -> PlanSnapshot:
@@ -210,16 +215,22 @@ class Planner:
         return self.store.get_task(plan, parse_task_id(task_id))
 
     def get_task_with_blockers(self, plan: str, task_id: Any) -> tuple[Task, list[int]]:
-        """The task and its unfinished blockers (a blocker that cannot be read counts as open)."""
+        """The task and its unfinished blockers."""
         task = self.get_task(plan, task_id)
+        return task, self.open_blockers(plan, task)
+
+    def open_blockers(self, plan: str, task: Task) -> list[int]:
+        """Blockers not completed; one that cannot be read counts as open, a deleted one not."""
         open_ids = []
         for b in task.blocked_by:
             try:
                 if self.store.get_task(plan, b).status is not TaskStatus.COMPLETED:
                     open_ids.append(b)
+            except TaskNotFound:
+                continue
             except PlanningError:
                 open_ids.append(b)
-        return task, open_ids
+        return open_ids
 
     def update_task(
         self,
@@ -270,6 +281,8 @@ class Planner:
             missing = [i for ids in edges.values() for i in ids if not txn.exists(i)]
             if missing:
                 raise TaskNotFound(plan, missing)
+            before_ids = edges["addBlockedBy"] + edges["removeBlockedBy"]
+            after_ids = edges["addBlocks"] + edges["removeBlocks"]
             before = task.clone()
             for b in edges["removeBlockedBy"]:
                 graph.unlink(get(b), task)
@@ -306,8 +319,12 @@ class Planner:
                 task.owner = owner
             change.changed = _changed_fields(before, task)
             if not change.changed:
-                change.task = task
-                return change
+                neighbours_changed = any(t != original[t.id] for t in work.values() if t.id != tid)
+                if not neighbours_changed:
+                    change.task = task
+                    return change
+                # This task's lists already named the link (stale), its neighbour's did not.
+                change.changed = [f for f, ids in (("blockedBy", before_ids), ("blocks", after_ids)) if ids]
             now = _now()
             for t in work.values():
                 if t != original[t.id]:
@@ -339,12 +356,14 @@ class Planner:
                 graph.unlink(other, task)
                 other.updated_at = now
                 txn.put(other)
-        for c in task.blocks:
-            if txn.exists(c):
-                other = get(c)
-                graph.unlink(task, other)
-                other.updated_at = now
-                txn.put(other)
+        # Dependents come from blockedBy (the truth), not from this task's own `blocks`,
+        # which a crash or a hand edit may have left stale: no dangling edge survives.
+        dependents = [t.id for t in txn.snapshot().tasks.values() if task.id in t.blocked_by]
+        for c in sorted(set(dependents) | {c for c in task.blocks if txn.exists(c)}):
+            other = get(c)
+            graph.unlink(task, other)
+            other.updated_at = now
+            txn.put(other)
         txn.delete(task.id)
         return TaskChange(task_id=task.id, plan=plan, task=task, deleted=True, changed=["deleted"])
 

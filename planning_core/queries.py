@@ -46,7 +46,7 @@ def list_tasks(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
     snap = store.view(plan)  # read-only: nothing below changes a task
-    statuses = {i: t.status for i, t in snap.tasks.items()}
+    statuses = graph.plan_statuses(snap)
     rows: list[Task] = []
     for t in snap.tasks.values():
         if status == "ready" and not graph.is_ready(t, statuses):
@@ -72,7 +72,7 @@ def list_tasks(
         unreadable=unreadable,
         next_cursor=str(page[-1].id) if rest else None,
         open_blockers={
-            t.id: [b for b in t.blocked_by if statuses.get(b) is not TaskStatus.COMPLETED]
+            t.id: [b for b in t.blocked_by if graph.blocker_open(b, statuses)]
             for t in page
             if t.status is not TaskStatus.COMPLETED
         },

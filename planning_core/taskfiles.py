@@ -16,7 +16,6 @@ from .errors import CorruptTask, TaskNotFound
 from .models import Task
 
 TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json", re.ASCII)
-MAX_TASK_ID = 999_999_999  # the largest id TASK_FILE recognises
 HIGHWATERMARK = ".highwatermark"
 LOCK = ".lock"
 PLAN_MD = "plan.md"

@@ -29,28 +29,50 @@ def resolve_root(arg: str | None) -> Path:
     return Path(raw).expanduser().absolute()
 
 
+def _bad_root(root: Path) -> ServeError:
+    return ServeError(
+        f"cannot use planning root {root} (not creatable or not writable); "
+        "set --root DIR or PLANNING_MCP_ROOT to a writable folder"
+    )
+
+
 def open_store(root: Path) -> FileStore:
     store = FileStore(root)
     try:
         store.ensure_writable()
     except PlanningError:
-        raise ServeError(
-            f"cannot use planning root {root} (not creatable or not writable); "
-            "set --root DIR or PLANNING_MCP_ROOT to a writable folder"
-        ) from None
+        raise _bad_root(root) from None
+    return store
+
+
+def read_store(root: Path) -> FileStore:
+    """A store for reading only: a missing root is simply empty and is not created."""
+    store = FileStore(root)
+    try:
+        store.active_plans()
+    except OSError:
+        raise _bad_root(root) from None
     return store
 
 
 def summary(store: FileStore) -> str:
-    return startup_summary(store.snapshot(n) for n in store.active_plans())
+    snapshots = []
+    for name in store.active_plans():
+        try:
+            snapshots.append(store.snapshot(name))
+        except PlanningError as e:  # one unreadable plan must not stop the server
+            log.warning("plan %s is left out of the summary: %s", name, e)
+    return startup_summary(snapshots)
 
 
 def _recover(store: FileStore) -> None:
-    """After a crash: drop temp files, mirror blocks from blockedBy. Never fatal."""
+    """After a crash: drop temp files and abandoned PlanCreate staging folders, mirror
+    blocks from blockedBy. Never fatal."""
+    store.clean_staging()
     for name in store.active_plans():
         try:
             fixed = store.repair(name)
-        except PlanningError as e:
+        except (PlanningError, OSError) as e:
             log.warning("could not check plan %s: %s", name, e)
             continue
         if fixed:
@@ -98,10 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in VIEW_COMMANDS:
         return run_view(args, root)
     try:
-        store = open_store(root)
         if args.command == "status":
-            print(status_json(store) if args.json else summary(store))
+            reader = read_store(root)
+            print(status_json(reader) if args.json else summary(reader))
             return 0
+        store = open_store(root)
         transport = getattr(args, "transport", "stdio")
         hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
         _recover(store)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus
+from planning_core import FileStore, PlanningError, PlanSnapshot, graph
 from planning_core.errors import PlanNotFound
 from planning_core.mermaid import plans_graph
 from planning_core.names import check_plan_name
@@ -109,23 +109,13 @@ def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:
     return out
 
 
-def open_blockers(snap: PlanSnapshot) -> dict[int, list[int]]:
-    """Per unfinished task, the blockers not completed (an unreadable one counts as open)."""
-    status = {i: t.status for i, t in snap.tasks.items()}
-    return {
-        t.id: [b for b in t.blocked_by if status.get(b) is not TaskStatus.COMPLETED]
-        for t in snap.tasks.values()
-        if t.status is not TaskStatus.COMPLETED
-    }
-
-
 def board_text(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
     if not snaps:
         return f"No active plans in {store.root}."
     boards = []
     for snap in snaps:
         tasks = sorted(snap.tasks.values(), key=lambda t: t.id)
-        board = task_board(snap.summary(), tasks, open_blockers(snap), snap.corrupt)
+        board = task_board(snap.summary(), tasks, graph.open_blockers_by_task(snap), snap.corrupt)
         head, _, rest = board.partition("\n")
         archived = " (archived)" if snap.archived else ""
         folder = (store.done if snap.archived else store.todo) / snap.name
@@ -140,7 +130,7 @@ def board_text(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
 
 def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
     data: dict[str, Any] = snap.summary().model_dump(mode="json", by_alias=True)
-    blockers = open_blockers(snap)
+    blockers = graph.open_blockers_by_task(snap)
     rows = []
     for t in sorted(snap.tasks.values(), key=lambda t: t.id):
         row: dict[str, Any] = {"id": t.id, "subject": t.subject, "status": t.status.value}

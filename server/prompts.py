@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from planning_core import PlanningError
 
 from .resources import active_text, plan_text
-from .state import AppState, app_state
+from .state import AppState, app_state, session_key
 
 PLAN_MODE = """You are in plan mode: plan only, change nothing yet.
 
@@ -77,10 +77,11 @@ def register(server: MCPServer[AppState]) -> None:
     @server.prompt(name="verify", description="The three checks before a plan is archived; reopen failures.")
     async def verify(ctx: Context, plan: str | None = None) -> str:
         state = app_state(ctx)
+        current = state.session(session_key(ctx.request_context.request)).current_plan
 
         def build() -> str:
             try:
-                name = state.planner.resolve(plan, None)
+                name = state.planner.resolve(plan, current)
                 return VERIFY.format(name=name, plan=plan_text(state, name))
             except PlanningError as e:
                 return f"Cannot verify: {e}"

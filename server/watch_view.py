@@ -18,25 +18,16 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus
+from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus, graph
 
 MAX_READY_SHOWN = 3
 FULL_REREAD = 5.0  # seconds
 
 
-def _ready(snap: PlanSnapshot) -> list[int]:
-    status = {i: t.status for i, t in snap.tasks.items()}
-    return [
-        t.id
-        for t in sorted(snap.tasks.values(), key=lambda t: t.id)
-        if t.status is TaskStatus.PENDING and all(status.get(b) is TaskStatus.COMPLETED for b in t.blocked_by)
-    ]
-
-
 def plan_panel(snap: PlanSnapshot) -> Panel:
     p = snap.progress()
     pct = round(100 * p.completed / p.total) if p.total else 0
-    ready = _ready(snap)
+    ready = graph.ready_ids(snap)
     blocked = p.pending - len(ready)
 
     bar = Table.grid(padding=(0, 1), expand=True)

@@ -27,10 +27,20 @@ def test_status_without_plans(tmp_path: Path) -> None:
 
 
 def test_status_reads_the_environment_root(tmp_path: Path) -> None:
+    from planning_core import FileStore, Planner
+
+    store = FileStore(tmp_path / "env-root")
+    store.ensure_writable()
+    Planner(store).create_plan("From env", date="2026-05-28", tasks=[{"subject": "Only task"}])
     r = run_cli(["status"], env={"PLANNING_MCP_ROOT": str(tmp_path / "env-root")})
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "[Session Plan] Active tasks:\n  (none)\n"
-    assert (tmp_path / "env-root").is_dir()
+    assert r.stdout == "[Session Plan] Active tasks:\n  ▸ 2026-05-28-from-env [0/1 done]\n    [ ] #1: Only task\n"
+
+
+def test_status_never_creates_the_root(tmp_path: Path) -> None:
+    r = run_cli(["status", "--root", str(tmp_path / "typo")])
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "typo").exists()
 
 
 def test_module_entry_point_matches_the_script() -> None:
