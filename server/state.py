@@ -1,7 +1,8 @@
-"""Server state, built once per server run (in the lifespan) and never global."""
+"""Server state, built once per server object (in build_server) and never global."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -13,6 +14,7 @@ from planning_core.actions import Actions
 from planning_core.errors import PlanNotFound
 
 DEFAULT_SESSION = "default"
+MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
 
 
 @dataclass
@@ -20,12 +22,17 @@ class AppState:
     store: FileStore
     planner: Planner
     actions: Actions
-    sessions: dict[str, Session] = field(default_factory=dict)
+    sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
 
     def session(self, key: str) -> Session:
-        if key not in self.sessions:
-            self.sessions[key] = Session()
-        return self.sessions[key]
+        found = self.sessions.get(key)
+        if found is None:
+            found = self.sessions[key] = Session()
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        else:
+            self.sessions.move_to_end(key)
+        return found
 
     def plan_has_work(self, session: Session) -> bool:
         """Does the session's current plan (before it has one: any active plan) have a

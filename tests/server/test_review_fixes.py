@@ -21,3 +21,20 @@ async def test_verify_prompt_uses_the_sessions_current_plan(connect: Any, ok: An
         body = prompt.messages[0].content.text
         assert "Cannot verify" not in body
         assert "# Second" in body
+
+
+def test_sessions_are_bounded_least_recently_used_first(tmp_path: Any) -> None:
+    from planning_core import FileStore, Planner
+    from planning_core.actions import Actions
+    from server.state import MAX_SESSIONS, AppState
+
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    state = AppState(store=store, planner=planner, actions=Actions(planner))
+    kept = state.session("http:first")
+    for i in range(MAX_SESSIONS + 50):
+        state.session(f"http:{i}")
+        state.session("http:first")  # in use all along
+    assert len(state.sessions) == MAX_SESSIONS
+    assert state.session("http:first") is kept
+    assert "http:0" not in state.sessions
