@@ -64,13 +64,14 @@ async def test_stdio_snippet_starts_the_server(key: str, tmp_path: Path) -> None
     cfg = the_server(entries()[key])
     assert cfg.get("type", "stdio") == "stdio"
     assert cfg["command"] == "planning-mcp"
-    root = tmp_path / "planning"
-    params = StdioServerParameters(
-        command=console_script(),
-        args=[a.replace(ROOT_PLACEHOLDER, str(root)) for a in cfg.get("args", [])],
-        env=child_env(cfg.get("env") or {}),
-        cwd=str(tmp_path),
-    )
+    args = [
+        a.replace(ROOT_PLACEHOLDER, str(tmp_path / "planning")).replace("${workspaceFolder}", str(tmp_path))
+        for a in cfg.get("args", [])
+    ]
+    # Without --root the server uses ./.planning in the folder the client starts it in.
+    root = Path(args[args.index("--root") + 1]) if "--root" in args else tmp_path / ".planning"
+    env = {k: v for k, v in child_env(cfg.get("env") or {}).items() if k != "PLANNING_MCP_ROOT"}
+    params = StdioServerParameters(command=console_script(), args=args, env=env, cwd=str(tmp_path))
     with anyio.fail_after(30):
         async with Client(params) as client:
             assert {t.name for t in (await client.list_tools()).tools} >= TOOLS
