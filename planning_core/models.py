@@ -151,18 +151,22 @@ class PlanSnapshot(_Camel):
 
 def summarize(name: str, title: str, archived: bool, tasks: Iterable[Task], unreadable: int) -> PlanSummary:
     """Progress and the current task (the lowest-numbered in progress) of a plan."""
-    p = Progress(total=unreadable)
+    total = completed = in_progress = 0
     current: Task | None = None
     for t in tasks:
-        p.total += 1
+        total += 1
         if t.status is TaskStatus.COMPLETED:
-            p.completed += 1
+            completed += 1
         elif t.status is TaskStatus.IN_PROGRESS:
-            p.in_progress += 1
+            in_progress += 1
             if current is None or t.id < current.id:
                 current = t
-        else:
-            p.pending += 1
+    p = Progress(
+        total=total + unreadable,
+        completed=completed,
+        in_progress=in_progress,
+        pending=total - completed - in_progress,
+    )
     return PlanSummary(
         name=name,
         title=title,
