@@ -13,7 +13,6 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomicfile
@@ -27,7 +26,8 @@ from .errors import (
     StorageError,
     TaskNotFound,
 )
-from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
+from .foldercache import FolderCache
+from .models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from .names import MAX_TASK_ID, check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .store import PlanArchiveCheck
@@ -38,24 +38,11 @@ from .taskfiles import (
     TASK_FILE,
     derive_blocks,
     load_task,
-    read_task,
     task_filename,
 )
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 STAGING_PREFIX = ".staging-"
-
-
-@dataclass
-class _Cached:
-    key: tuple[int, int, int]
-    value: Task | CorruptFile
-
-
-@dataclass
-class _PlanCache:
-    files: dict[str, _Cached] = field(default_factory=dict)
-    title: tuple[tuple[int, int, int], str] | None = None
 
 
 class FileStore:
@@ -66,7 +53,7 @@ class FileStore:
         self.todo = self.root / "todo"
         self.done = self.root / "done"
         self.lock_timeout = lock_timeout
-        self._cache: dict[Path, _PlanCache] = {}
+        self.cache = FolderCache()
 
     # -- setup ---------------------------------------------------------------
 
@@ -135,23 +122,6 @@ class FileStore:
         except OSError as e:
             return f"# {name}\n\n(plan.md cannot be read: {e.strerror})\n"
 
-    def _title(self, path: Path, cache: _PlanCache) -> str:
-        try:
-            st = (path / PLAN_MD).stat()
-        except OSError:
-            return path.name
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if cache.title and cache.title[0] == key:
-            return cache.title[1]
-        try:
-            with open(path / PLAN_MD, encoding="utf-8", errors="replace") as f:
-                first = f.readline(1000).rstrip("\n")
-        except OSError:  # a folder or unreadable file where plan.md should be
-            return path.name
-        title = first[2:].strip() if first.startswith("# ") else path.name
-        cache.title = (key, title)
-        return title
-
     def snapshot(self, name: str) -> PlanSnapshot:
         path, archived = self._folder(name)
         return self._snapshot(path, archived)
@@ -160,77 +130,30 @@ class FileStore:
         """Like snapshot(), without copying every task: the tasks are shared with the
         cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
-        cached, corrupt = self._scan(path)
+        cached, corrupt = self.cache.scan(path)
         tasks = dict(sorted(cached.items()))
         derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         return PlanSnapshot.model_construct(
-            name=path.name, title=self._title(path, self._cache[path]), archived=archived, tasks=tasks, corrupt=corrupt
+            name=path.name, title=self.cache.title(path), archived=archived, tasks=tasks, corrupt=corrupt
         )
 
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
         path, archived = self._folder(name)
-        tasks, corrupt = self._scan(path)
-        return summarize(name, self._title(path, self._cache[path]), archived, tasks.values(), len(corrupt))
+        tasks, corrupt = self.cache.scan(path)
+        return summarize(name, self.cache.title(path), archived, tasks.values(), len(corrupt))
 
     def _snapshot(self, path: Path, archived: bool) -> PlanSnapshot:
-        cached, corrupt = self._scan(path)
+        cached, corrupt = self.cache.scan(path)
         tasks = {i: t.clone() for i, t in sorted(cached.items())}
         derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         return PlanSnapshot(
             name=path.name,
-            title=self._title(path, self._cache[path]),
+            title=self.cache.title(path),
             archived=archived,
             tasks=tasks,
             corrupt=corrupt,
         )
-
-    def _scan(self, path: Path) -> tuple[dict[int, Task], list[CorruptFile]]:
-        """Every task file of the folder, re-read only where (inode, mtime, size) changed.
-        The tasks returned are the cache's own: callers must not change them."""
-        cache = self._cache.setdefault(path, _PlanCache())
-        seen: dict[str, _Cached] = {}
-        tasks: dict[int, Task] = {}
-        corrupt: list[CorruptFile] = []
-        for name, hit in self._entries(path, cache):
-            seen[name] = hit
-            if isinstance(hit.value, Task):
-                tasks[hit.value.id] = hit.value
-            else:
-                corrupt.append(hit.value)
-        cache.files = seen
-        corrupt.sort(key=lambda c: c.task_id)
-        return tasks, corrupt
-
-    def _entries(self, path: Path, cache: _PlanCache) -> Iterator[tuple[str, _Cached]]:
-        """(file name, cached value) for each task file, lazily, refreshing the cache."""
-        try:
-            entries = list(os.scandir(path))
-        except FileNotFoundError:  # archived or removed by another process meanwhile
-            raise PlanNotFound(path.name) from None
-        except OSError as e:
-            raise StorageError(f"the plan folder {path.name}", e.strerror or str(e)) from None
-        for entry in entries:
-            m = TASK_FILE.fullmatch(entry.name)
-            if not m:
-                continue
-            task_id = int(m.group(1))
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
-            hit = cache.files.get(entry.name)
-            if hit is None or hit.key != key:
-                try:
-                    loaded = read_task(Path(entry.path), task_id)
-                except FileNotFoundError:
-                    continue
-                value = loaded if isinstance(loaded, Task) else CorruptFile(
-                    task_id=task_id, file=entry.name, reason=loaded
-                )
-                hit = cache.files[entry.name] = _Cached(key, value)
-            yield entry.name, hit
 
     def get_task(self, name: str, task_id: int) -> Task:
         path, _ = self._folder(name)
@@ -405,8 +328,7 @@ class _FileTransaction:
         for t in self._staged.values():
             if t is not None and t.status is not TaskStatus.COMPLETED:
                 return False
-        cache = self._store._cache.setdefault(self.path, _PlanCache())
-        for _, hit in self._store._entries(self.path, cache):
+        for _, hit in self._store.cache.entries(self.path):
             value = hit.value
             if not isinstance(value, Task):
                 return False  # an unreadable task is not known to be done
