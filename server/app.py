@@ -1,5 +1,6 @@
-"""Assembling the MCP server: state in the lifespan, tools, resources, prompts,
-and the middleware that adds reminders and the live Active Plans block."""
+"""Assembling the MCP server: its state (built once per server object, never global),
+the watcher run by the lifespan, tools, resources, prompts, and the middleware that adds
+reminders and the live Active Plans block."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def build_server(
         lifespan=lifespan,
         subscriptions=bus,
         log_level="WARNING",
-        middleware=[_live_instructions, _reminders],
+        # Outermost first: reminders are appended after argument errors are shortened.
+        middleware=[_live_instructions, _reminders, _readable_argument_errors],
     )
     tools.register(server)
     resources.register(server, state)
@@ -106,14 +108,19 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
     # Only a due plan reminder needs to know whether a task is in progress (a disk read).
     has_work = session.plan_check_needed() and await anyio.to_thread.run_sync(state.plan_has_work, session)
     due = session.reminders_due(plan_has_work=has_work)
-    if result.get("isError"):
-        _shorten_validation_error(result, str(tool))
     if due:
         texts = [block for block in result.get("content", []) if block.get("type") == "text"]
         if texts:
             texts[-1]["text"] += "\n" + "\n".join(due)
         else:
             result.setdefault("content", []).append({"type": "text", "text": "\n".join(due)})
+    return result
+
+
+async def _readable_argument_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):
+        _shorten_validation_error(result, str((ctx.params or {}).get("name")))
     return result
 
 

@@ -38,3 +38,13 @@ def test_sessions_are_bounded_least_recently_used_first(tmp_path: Any) -> None:
     assert len(state.sessions) == MAX_SESSIONS
     assert state.session("http:first") is kept
     assert "http:0" not in state.sessions
+
+
+async def test_malformed_arguments_get_one_line_per_field(connect: Any, ok: Any, text: Any) -> None:
+    async with connect() as c:
+        await ok(c, "PlanCreate", {"title": "P", "analysis": "a", "approach": "b"})
+        r = await c.call_tool("TaskCreate", {"subject": "x", "description": "d", "blockedBy": "garbage"})
+        assert r.is_error
+        assert text(r) == (
+            "Invalid arguments for TaskCreate: blockedBy: Input should be a valid list. Fix them and call again."
+        )
