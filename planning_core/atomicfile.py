@@ -70,6 +70,8 @@ def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
                 with contextlib.suppress(OSError):
                     os.unlink(left)
             if done:
+                with contextlib.suppress(OSError):
+                    fsync_dir(target.parent)  # what was replaced stays replaced
                 raise PartialWrite(e, [t for _, t in staged[:done]]) from e
             raise
         folders.add(target.parent)

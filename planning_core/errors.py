@@ -157,6 +157,14 @@ class StorageError(PlanningError):
         )
 
 
+class PlanUnreadable(StorageError):
+    def __init__(self, name: str, reason: str) -> None:
+        PlanningError.__init__(
+            self,
+            f"Cannot read the plan folder {name}: {reason}. Check its permissions; the other plans keep working.",
+        )
+
+
 class PartialWriteError(PlanningError):
     def __init__(self, plan: str, replaced: str, reason: str) -> None:
         super().__init__(

@@ -350,8 +350,10 @@ class _FileTransaction:
             if removals:
                 atomicfile.remove_synced(removals)
         except atomicfile.PartialWrite as e:
-            names = ", ".join(p.name for p in e.replaced)
-            raise PartialWriteError(self.name, names, e.strerror or str(e)) from None
+            tasks = [p.name for p in e.replaced if p.name != HIGHWATERMARK]
+            if not tasks:  # only the mark moved on: an id is burnt, no task changed
+                raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
+            raise PartialWriteError(self.name, ", ".join(tasks), e.strerror or str(e)) from None
         except OSError as e:
             raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
         self._staged.clear()

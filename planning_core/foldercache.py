@@ -1,5 +1,5 @@
 """Reading plan folders fast and safely: each task file is parsed once and then reused
-until its (inode, mtime, size) changes. Every write replaces a file by rename, which gives
+until its (inode, mtime, ctime, size) changes. Every write replaces a file by rename, which gives
 it a new inode, so a changed task is always seen; the check costs one stat per file."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PlanNotFound, StorageError
+from .errors import PlanNotFound, PlanUnreadable
 from .models import CorruptFile, Task
 from .taskfiles import PLAN_MD, TASK_FILE, read_task
 
 
 @dataclass
 class Cached:
-    key: tuple[int, int, int]
+    key: tuple[int, int, int, int]
     value: Task | CorruptFile
 
 
@@ -72,14 +72,14 @@ class FolderCache:
         return tasks, corrupt
 
     def entries(self, path: Path) -> Iterator[tuple[str, Cached]]:
-        cache = self._state(path)
         """(file name, cached value) for each task file, lazily, refreshing the cache."""
+        cache = self._state(path)
         try:
             entries = list(os.scandir(path))
         except FileNotFoundError:  # archived or removed by another process meanwhile
             raise PlanNotFound(path.name) from None
         except OSError as e:
-            raise StorageError(f"the plan folder {path.name}", e.strerror or str(e)) from None
+            raise PlanUnreadable(path.name, e.strerror or str(e)) from None
         for entry in entries:
             m = TASK_FILE.fullmatch(entry.name)
             if not m:
@@ -89,7 +89,7 @@ class FolderCache:
                 st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
             hit = cache.files.get(entry.name)
             if hit is None or hit.key != key:
                 try:

@@ -385,7 +385,8 @@ def _newly_ready(task: Task, get: graph.Lookup) -> list[Task]:
     for d in task.blocks:
         try:
             dep = get(d)
-            if dep.status is TaskStatus.PENDING and not graph.open_blockers(dep, get):
+            # blockedBy is the truth: a stale `blocks` entry must not name a task as unblocked.
+            if task.id in dep.blocked_by and dep.status is TaskStatus.PENDING and not graph.open_blockers(dep, get):
                 ready.append(dep)
         except PlanningError:
             continue

@@ -106,6 +106,8 @@ def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:
             out.append(store.snapshot(n))
         except PlanNotFound:
             continue  # archived or removed while we looked
+        except PlanningError as e:  # one unreadable plan must not hide the others
+            print(f"planning-mcp: {e}", file=sys.stderr)
     return out
 
 

@@ -11,7 +11,7 @@ from mcp.server.mcpserver import Context
 
 from planning_core import FileStore, Planner, Session
 from planning_core.actions import Actions
-from planning_core.errors import PlanNotFound
+from planning_core.errors import PlanningError
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
@@ -43,7 +43,7 @@ class AppState:
             try:
                 if self.store.summary(name).progress.in_progress:
                     return True
-            except PlanNotFound:
+            except PlanningError:  # gone or unreadable: a reminder is never worth failing a call
                 continue
         return False
 

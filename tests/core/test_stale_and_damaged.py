@@ -138,3 +138,12 @@ def test_completing_reports_unblocked_without_reading_the_whole_plan(planner: Pl
     planner.update_task(plan, 2, status="completed")
     assert planner.update_task(plan, 3, status="completed").all_done
     assert all(t.status is TaskStatus.COMPLETED for t in planner.store.snapshot(plan).tasks.values())
+
+
+def test_completion_never_names_a_task_it_does_not_block(planner: Planner, store: FileStore) -> None:
+    plan = planner.create_plan(
+        "Stale", date="2026-05-28", tasks=[{"subject": "a"}, {"subject": "b", "blockedBy": [1]}, {"subject": "c"}]
+    ).name
+    _edit(store.todo / plan, 1, blocks=[3])  # stale: #3 is not blocked by #1, #2 is
+    change = planner.update_task(plan, 1, status="completed")
+    assert 3 not in [t.id for t in change.unblocked]
