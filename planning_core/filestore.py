@@ -225,6 +225,7 @@ class FileStore:
             try:
                 self.done.mkdir(parents=True, exist_ok=True)
                 os.rename(txn.path, target)
+                self.cache.forget(txn.path)
                 atomicfile.fsync_dir(self.todo)
                 atomicfile.fsync_dir(self.done)
             except OSError as e:

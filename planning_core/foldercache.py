@@ -33,6 +33,9 @@ class FolderCache:
     def __init__(self) -> None:
         self._folders: dict[Path, FolderState] = {}
 
+    def forget(self, path: Path) -> None:
+        self._folders.pop(path, None)
+
     def _state(self, path: Path) -> FolderState:
         return self._folders.setdefault(path, FolderState())
 
@@ -76,7 +79,8 @@ class FolderCache:
         cache = self._state(path)
         try:
             entries = list(os.scandir(path))
-        except FileNotFoundError:  # archived or removed by another process meanwhile
+        except FileNotFoundError:  # archived or removed (by anyone): forget what we parsed
+            self.forget(path)
             raise PlanNotFound(path.name) from None
         except OSError as e:
             raise PlanUnreadable(path.name, e.strerror or str(e)) from None
