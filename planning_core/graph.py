@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .errors import TaskNotFound
+from .errors import PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
 
 Lookup = Callable[[int], Task]
@@ -94,6 +94,21 @@ def is_ready(task: Task, statuses: dict[int, TaskStatus]) -> bool:
 
 def is_blocked(task: Task, statuses: dict[int, TaskStatus]) -> bool:
     return task.status is not TaskStatus.COMPLETED and any(blocker_open(b, statuses) for b in task.blocked_by)
+
+
+def newly_ready(task: Task, get: Lookup) -> list[Task]:
+    """The tasks `task` blocks that can start now. Only its neighbours are read; one that
+    cannot be read is skipped (nobody can say it is ready), never a reason to refuse."""
+    ready = []
+    for d in task.blocks:
+        try:
+            dep = get(d)
+            # blockedBy is the truth: a stale `blocks` entry must not name a task as unblocked.
+            if task.id in dep.blocked_by and dep.status is TaskStatus.PENDING and not open_blockers(dep, get):
+                ready.append(dep)
+        except PlanningError:
+            continue
+    return ready
 
 
 def link(blocker: Task, blocked: Task) -> None:

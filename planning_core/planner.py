@@ -331,7 +331,7 @@ class Planner:
                     t.updated_at = now
                     txn.put(t)
             if change.completed:
-                change.unblocked = _newly_ready(task, get)
+                change.unblocked = graph.newly_ready(task, get)
                 change.all_done = txn.all_completed()
             change.task = task
         return change
@@ -376,21 +376,6 @@ class Planner:
         cursor: str | None = None,
     ) -> TaskPage:
         return queries.list_tasks(self.store, plan, status, owner, limit, cursor)
-
-
-def _newly_ready(task: Task, get: graph.Lookup) -> list[Task]:
-    """The tasks `task` blocks that can start now. Only its neighbours are read; one that
-    cannot be read is skipped (nobody can say it is ready), never a reason to refuse."""
-    ready = []
-    for d in task.blocks:
-        try:
-            dep = get(d)
-            # blockedBy is the truth: a stale `blocks` entry must not name a task as unblocked.
-            if task.id in dep.blocked_by and dep.status is TaskStatus.PENDING and not graph.open_blockers(dep, get):
-                ready.append(dep)
-        except PlanningError:
-            continue
-    return ready
 
 
 _TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")
