@@ -109,9 +109,6 @@ class EventHooks:
 
     # -- running ------------------------------------------------------------------
 
-    def run(self, event: str, payload: Mapping[str, Any]) -> list[HookRun]:
-        return [run_command(c, event, payload, self.cwd) for c in self.commands.get(event, ())]
-
     def task_created(self, payload: Mapping[str, Any]) -> None:
         """Informational: run every TaskCreated command, log failures, never raise."""
         for c in self.commands.get(TASK_CREATED, ()):

@@ -130,12 +130,7 @@ class FileStore:
         """Like snapshot(), without copying every task: the tasks are shared with the
         cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
-        cached, corrupt = self.cache.scan(path)
-        tasks = dict(sorted(cached.items()))
-        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
-        return PlanSnapshot.model_construct(
-            name=path.name, title=self.cache.title(path), archived=archived, tasks=tasks, corrupt=corrupt
-        )
+        return self._snapshot(path, archived, copy=False)
 
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
@@ -143,16 +138,12 @@ class FileStore:
         tasks, corrupt = self.cache.scan(path)
         return summarize(name, self.cache.title(path), archived, tasks.values(), len(corrupt))
 
-    def _snapshot(self, path: Path, archived: bool) -> PlanSnapshot:
+    def _snapshot(self, path: Path, archived: bool, *, copy: bool = True) -> PlanSnapshot:
         cached, corrupt = self.cache.scan(path)
-        tasks = {i: t.clone() for i, t in sorted(cached.items())}
-        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
-        return PlanSnapshot(
-            name=path.name,
-            title=self.cache.title(path),
-            archived=archived,
-            tasks=tasks,
-            corrupt=corrupt,
+        tasks = {i: t.clone() if copy else t for i, t in sorted(cached.items())}
+        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})  # repairs by copy
+        return PlanSnapshot.model_construct(
+            name=path.name, title=self.cache.title(path), archived=archived, tasks=tasks, corrupt=corrupt
         )
 
     def get_task(self, name: str, task_id: int) -> Task:

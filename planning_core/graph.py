@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .errors import PlanningError, TaskNotFound
+from .errors import CorruptTask, PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
 
 Lookup = Callable[[int], Task]
@@ -48,9 +48,10 @@ def cycle_if_linked(blocker: int, blocked: int, lookup: Lookup) -> list[int] | N
     return [*chain[::-1], blocked]
 
 
-def open_blockers(task: Task, lookup: Lookup) -> list[int]:
-    """The blockers not completed. One whose file is gone no longer blocks; one that
-    cannot be read raises (nobody can tell whether it is done)."""
+def open_blockers(task: Task, lookup: Lookup, *, unreadable_open: bool = False) -> list[int]:
+    """The blockers not completed. One whose file is gone no longer blocks. One that cannot
+    be read raises (a rule must not guess it is done), or with `unreadable_open` counts as
+    open (for display)."""
     open_ids = []
     for b in task.blocked_by:
         try:
@@ -58,6 +59,10 @@ def open_blockers(task: Task, lookup: Lookup) -> list[int]:
                 open_ids.append(b)
         except TaskNotFound:
             continue
+        except CorruptTask:
+            if not unreadable_open:
+                raise
+            open_ids.append(b)
     return open_ids
 
 

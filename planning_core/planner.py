@@ -146,6 +146,20 @@ class Planner:
                 out.append(PlanSummary(name=n, title=str(e), progress=Progress(total=1), unreadable=1))
         return out
 
+    def has_work_in_progress(self, current: str | None) -> bool:
+        """Does the current plan (before there is one: any active plan) have a task in
+        progress? This decides the plan reminder. A plan that is gone or unreadable counts
+        as idle: a reminder is never worth failing a call."""
+        active = self.store.active_plans()
+        names = [current] if current and current in active else active
+        for name in names:
+            try:
+                if self.store.summary(name).progress.in_progress:
+                    return True
+            except PlanningError:
+                continue
+        return False
+
     def archive(self, plan: str, force: bool = False) -> PlanSnapshot:
         def check(snap: PlanSnapshot) -> None:
             unfinished = [i for i, t in snap.tasks.items() if t.status is not TaskStatus.COMPLETED]
@@ -221,16 +235,7 @@ class Planner:
 
     def open_blockers(self, plan: str, task: Task) -> list[int]:
         """Blockers not completed; one that cannot be read counts as open, a deleted one not."""
-        open_ids = []
-        for b in task.blocked_by:
-            try:
-                if self.store.get_task(plan, b).status is not TaskStatus.COMPLETED:
-                    open_ids.append(b)
-            except TaskNotFound:
-                continue
-            except PlanningError:
-                open_ids.append(b)
-        return open_ids
+        return graph.open_blockers(task, lambda b: self.store.get_task(plan, b), unreadable_open=True)
 
     def update_task(
         self,

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 import filelock
 
-from planning_core import FileStore, TaskStatus
+from planning_core import FileStore, Planner
 from planning_core.atomicfile import replace_many
 from planning_core.render import active_plans_block
 from planning_core.session import PLAN_CHANGING_TOOLS, PLAN_REMINDER, ReminderClock
@@ -142,10 +142,7 @@ def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
 
 
 def _has_work(store: FileStore, current: str | None) -> bool:
-    """The session's current plan (before it has one: any active plan) has a task in progress."""
-    active = store.active_plans()
-    names = [current] if current in active else active
-    return any(t.status is TaskStatus.IN_PROGRESS for snap in _snapshots(store, names) for t in snap.tasks.values())
+    return Planner(store).has_work_in_progress(current)
 
 
 def _sweep(folder: Path) -> None:

@@ -11,7 +11,6 @@ from mcp.server.mcpserver import Context
 
 from planning_core import FileStore, Planner, Session
 from planning_core.actions import Actions
-from planning_core.errors import PlanningError
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
@@ -35,17 +34,7 @@ class AppState:
         return found
 
     def plan_has_work(self, session: Session) -> bool:
-        """Does the session's current plan (before it has one: any active plan) have a
-        task in progress? Asked only when a reminder is due, so it may read the plan."""
-        active = self.store.active_plans()
-        names = [session.current_plan] if session.current_plan and session.current_plan in active else active
-        for name in names:
-            try:
-                if self.store.summary(name).progress.in_progress:
-                    return True
-            except PlanningError:  # gone or unreadable: a reminder is never worth failing a call
-                continue
-        return False
+        return self.planner.has_work_in_progress(session.current_plan)
 
 
 def session_key(request: Any) -> str:
