@@ -86,20 +86,19 @@ async def test_http_snippet_connects(key: str, tmp_path: Path) -> None:
     assert cfg["type"] == "http"
     assert cfg["url"] == "http://127.0.0.1:8000/mcp"
     # The key says how to start the server; start it that way (on a free port, a temp root, a real token).
-    match = re.search(r"run: (planning-mcp serve [^)]*)\)", key)
+    match = re.search(r"run, with the token in PLANNING_MCP_TOKEN: (planning-mcp serve [^)]*)\)", key)
     assert match, key
     port = free_port()
-    argv = [
-        a.replace(ROOT_PLACEHOLDER, str(tmp_path / "planning")).replace("$PLANNING_MCP_TOKEN", TOKEN)
-        for a in shlex.split(match.group(1))
-    ]
+    argv = [a.replace(ROOT_PLACEHOLDER, str(tmp_path / "planning")) for a in shlex.split(match.group(1))]
+    assert "--token" not in argv  # the option reads PLANNING_MCP_TOKEN; `--token $UNSET` would break the command
     argv[0] = console_script()
     argv[argv.index("--port") + 1] = str(port)
     headers = {k: v.replace("${PLANNING_MCP_TOKEN}", TOKEN) for k, v in cfg["headers"].items()}
     url = cfg["url"].replace(":8000/", f":{port}/")
     err = tmp_path / "serve.stderr"
     with err.open("wb") as f:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f, env=child_env())
+        env = child_env({"PLANNING_MCP_TOKEN": TOKEN})
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f, env=env)
     try:
         wait_for_port(proc, port, err)
         with anyio.fail_after(30):
