@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, Task, TaskStatus
+from .safetext import escape
 
 MAX_LABEL = 60
 
@@ -39,7 +40,7 @@ _ENTITY_LIKE = re.compile(r"#(?=\w*;)")
 def label_text(text: str, limit: int = MAX_LABEL) -> str:
     """Text that is safe inside a quoted Mermaid label: one line, no quote, no tag,
     nothing Mermaid would read as an entity code."""
-    text = " ".join(text.split())
+    text = escape(" ".join(text.split()))  # no ESC or other control reaches `graph`'s terminal
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     text = _ENTITY_LIKE.sub("#35;", text)

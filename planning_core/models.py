@@ -8,8 +8,10 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
+
+from . import safetext
 
 MAX_SUBJECT = 200
 MAX_DESCRIPTION = 20_000
@@ -32,6 +34,14 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 
 class _Camel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+def _plain(value: str, field: str, *, multiline: bool = False) -> str:
+    """The control-character rule (safetext) as a pydantic check."""
+    reason = safetext.problem(value, field, multiline=multiline)
+    if reason:
+        raise ValueError(reason)
+    return value
 
 
 def metadata_size(metadata: dict[str, Any]) -> int:
@@ -91,7 +101,17 @@ class TaskSpec(_Camel):
     def _subject_not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("subject must not be blank")
-        return v.strip()
+        return _plain(v.strip(), "subject")
+
+    @field_validator("active_form")
+    @classmethod
+    def _active_form_one_line(cls, v: str) -> str:
+        return _plain(v, "activeForm")
+
+    @field_validator("description")
+    @classmethod
+    def _description_text(cls, v: str) -> str:
+        return _plain(v, "description", multiline=True)
 
 
 class TodoItem(_Camel):
@@ -100,6 +120,11 @@ class TodoItem(_Camel):
     content: str = Field(min_length=1, max_length=MAX_SUBJECT)
     status: TodoStatus = "pending"
     active_form: str = Field(default="", max_length=MAX_SHORT_TEXT)
+
+    @field_validator("content", "active_form")
+    @classmethod
+    def _one_line(cls, v: str, info: ValidationInfo) -> str:
+        return _plain(v, to_camel(info.field_name or "text"))
 
 
 class CorruptFile(_Camel):

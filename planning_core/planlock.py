@@ -10,11 +10,15 @@ mid-write never leaves a stale lock behind.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .regularfile import not_regular
 
 try:
     import fcntl
@@ -51,9 +55,14 @@ def plan_lock(path: Path, timeout: float) -> Iterator[None]:
             raise LockTimeout(str(path)) from None
         return
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        # O_NONBLOCK: a FIFO put where the lock file should be must not hang the open.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except OSError as e:
         raise LockUnavailable(e) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a FIFO or device: flock on it would mean nothing
+        os.close(fd)
+        raise LockUnavailable(OSError(errno.EINVAL, not_regular(mode).reason))
     try:
         deadline = time.monotonic() + timeout
         pause = 0.001

@@ -8,6 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
+from .safetext import escape
+
+# Everything read from a task file or plan.md is shown through escape(): the files are
+# hand-editable, and a line break or ESC in a subject must not forge lines or reach a
+# terminal (status, board and the start-up summary print these texts).
 
 ACTIVE_PLANS_HEADER = "# Active Plans"
 SUMMARY_HEADER = "[Session Plan] Active tasks:"
@@ -44,7 +49,7 @@ def plan_line(summary: PlanSummary) -> str:
     """`<name> [k/n done] current: "<subject>"` (exact)."""
     line = f"{summary.name} {progress_tag(summary)}"
     if summary.current is not None:
-        line += f' current: "{summary.current}"'
+        line += f' current: "{escape(summary.current)}"'
     return line
 
 
@@ -66,8 +71,8 @@ def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:
         if len(tasks) > SUMMARY_MAX_TASKS:
             # A long plan: show the work still open, first ids first.
             shown = [t for t in tasks if t.status is not TaskStatus.COMPLETED][:SUMMARY_MAX_TASKS]
-        out += [f"    {MARKS[t.status]} #{t.id}: {t.subject}" for t in shown]
-        out += [f"    [!] #{c.task_id}: {c.file} is unreadable ({c.reason})" for c in snap.corrupt]
+        out += [f"    {MARKS[t.status]} #{t.id}: {escape(t.subject)}" for t in shown]
+        out += [f"    [!] #{c.task_id}: {escape(c.file)} is unreadable ({escape(c.reason)})" for c in snap.corrupt]
         if len(shown) < len(tasks):
             out.append(f"    … {len(tasks) - len(shown):,} more tasks; see TaskList")
     if not any_plan:
@@ -77,16 +82,16 @@ def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:
 
 def task_line(task: Task, open_blockers: Sequence[int] = ()) -> str:
     """`#<id> [<status>] <subject>` + ` (<owner>)` + ` [blocked by #a, #b]` (exact)."""
-    line = f"#{task.id} [{task.status.value}] {task.subject}"
+    line = f"#{task.id} [{task.status.value}] {escape(task.subject)}"
     if task.owner:
-        line += f" ({task.owner})"
+        line += f" ({escape(task.owner)})"
     if open_blockers:
         line += " [blocked by " + ", ".join(f"#{b}" for b in open_blockers) + "]"
     return line
 
 
 def corrupt_line(c: CorruptFile) -> str:
-    return f"#{c.task_id} [unreadable] {c.file}: {c.reason}"
+    return f"#{c.task_id} [unreadable] {escape(c.file)}: {escape(c.reason)}"
 
 
 def task_board(
@@ -112,12 +117,12 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         return ", ".join(f"#{i}" for i in values) or "none"
 
     lines = [
-        f"Task #{task.id}: {task.subject}",
+        f"Task #{task.id}: {escape(task.subject)}",
         f"Status: {task.status.value}",
-        f"Owner: {task.owner or 'none'}",
+        f"Owner: {escape(task.owner) or 'none'}",
     ]
     if task.active_form:
-        lines.append(f"Active form: {task.active_form}")
+        lines.append(f"Active form: {escape(task.active_form)}")
     lines += [
         f"Blocked by: {ids(task.blocked_by)}"
         + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
@@ -125,13 +130,13 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
     ]
     if task.metadata:
         lines.append(f"Metadata: {task.metadata}")
-    lines += ["Description:", task.description or "(none)"]
+    lines += ["Description:", escape(task.description, multiline=True) or "(none)"]
     return "\n".join(lines)
 
 
 def created_text(task: Task) -> str:
     """`Task #<id> created successfully: <subject>` (exact)."""
-    return f"Task #{task.id} created successfully: {task.subject}"
+    return f"Task #{task.id} created successfully: {escape(task.subject)}"
 
 
 def updated_text(
@@ -146,7 +151,7 @@ def updated_text(
         return f"Updated task #{task_id} deleted"
     lines = [f"Updated task #{task_id} " + (", ".join(changed) if changed else "(nothing changed)")]
     if unblocked:
-        lines.append("Now unblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in unblocked))
+        lines.append("Now unblocked: " + ", ".join(f"#{t.id} {escape(t.subject)}" for t in unblocked))
     if all_done:
         lines.append(
             "All tasks in this plan are done. Verify the result against each point of plan.md "

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from . import safetext
 from .errors import TodoInvalid
 from .models import MAX_SHORT_TEXT, MAX_TODO_ITEMS, TodoItem
 
@@ -41,6 +42,8 @@ class TodoList:
             )
         if topic is not None and len(topic) > MAX_SHORT_TEXT:
             raise TodoInvalid(f"topic is longer than {MAX_SHORT_TEXT} characters.")
+        if topic is not None and (reason := safetext.problem(topic, "topic")):
+            raise TodoInvalid(reason)
         self.items = parsed
         if topic is not None:
             self.topic = topic

@@ -33,6 +33,7 @@ import filelock
 
 from planning_core import FileStore, Planner
 from planning_core.atomicfile import replace_many
+from planning_core.regularfile import UnreadableFile, read_regular
 from planning_core.render import active_plans_block
 from planning_core.session import PLAN_CHANGING_TOOLS, PLAN_REMINDER, ReminderClock
 
@@ -41,6 +42,7 @@ from .cli_views import _snapshots
 HOOKS_DIR = ".hooks"
 STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
 LOCK_TIMEOUT = 2.0
+MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
 _CHANGES = "|".join(sorted(PLAN_CHANGING_TOOLS))
 PLAN_CHANGE_TOOL = re.compile(rf"^mcp__.+__({_CHANGES})$")
 CREATED_PLAN = re.compile(r"Created plan (\d{4}-\d{2}-\d{2}-[a-z0-9-]{1,60}(?:-\d+)?)")
@@ -110,8 +112,8 @@ def post_tool_use(store: FileStore, payload: dict[str, Any]) -> str:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path, MAX_STATE_BYTES, "a hook state file"))
+    except (OSError, ValueError, UnreadableFile):  # a FIFO there must not hang Claude Code
         return {}
     return data if isinstance(data, dict) else {}
 

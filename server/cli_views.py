@@ -16,6 +16,7 @@ from planning_core.errors import PlanNotFound
 from planning_core.mermaid import plans_graph
 from planning_core.names import check_plan_name
 from planning_core.render import task_board
+from planning_core.safetext import escape, escape_json
 
 VIEW_COMMANDS = ("board", "graph", "watch", "hook")
 
@@ -122,11 +123,11 @@ def board_text(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
         archived = " (archived)" if snap.archived else ""
         folder = (store.done if snap.archived else store.todo) / snap.name
         notes = [
-            f"! {folder / c.file} cannot be read: fix it or move it out of the folder by hand "
+            f"! {escape(str(folder / c.file))} cannot be read: fix it or move it out of the folder by hand "
             "(nothing overwrites it; the other tasks keep working)"
             for c in snap.corrupt
         ]
-        boards.append("\n".join([f"{head}{archived}  {snap.title}\n{rest}".rstrip(), *notes]))
+        boards.append("\n".join([f"{head}{archived}  {escape(snap.title)}\n{rest}".rstrip(), *notes]))
     return "\n\n".join(boards)
 
 
@@ -152,9 +153,14 @@ def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
 
 def board_json(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
     plans = [plan_data(s, detail=True) for s in snaps]
-    return json.dumps({"root": str(store.root), "plans": plans}, ensure_ascii=False, indent=2)
+    return _json({"root": str(store.root), "plans": plans})
 
 
 def status_json(store: FileStore) -> str:
     plans = [plan_data(s, detail=False) for s in _snapshots(store, store.active_plans())]
-    return json.dumps({"root": str(store.root), "plans": plans}, ensure_ascii=False, indent=2)
+    return _json({"root": str(store.root), "plans": plans})
+
+
+def _json(data: Any) -> str:
+    """Readable JSON (non-ASCII kept) that a terminal can print without acting on it."""
+    return escape_json(json.dumps(data, ensure_ascii=False, indent=2))

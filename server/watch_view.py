@@ -19,6 +19,11 @@ from rich.table import Table
 from rich.text import Text
 
 from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core.safetext import escape as plain
+
+# Every text from a plan folder goes through plain() (task files and plan.md are hand-
+# editable: an ESC must not reach the terminal) and into a Text object, never a markup
+# string, so `[red]` in a subject is shown as typed.
 
 MAX_READY_SHOWN = 3
 FULL_REREAD = 5.0  # seconds
@@ -46,25 +51,25 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
     running = sorted((t for t in snap.tasks.values() if t.status is TaskStatus.IN_PROGRESS), key=lambda t: t.id)
     for t in running:
         line = Text("▶ ", style="yellow")
-        line.append(f"#{t.id} {t.subject}", style="bold yellow")
+        line.append(f"#{t.id} {plain(t.subject)}", style="bold yellow")
         if t.owner:
-            line.append(f"  ({t.owner})", style="cyan")
+            line.append(f"  ({plain(t.owner)})", style="cyan")
         if t.active_form and t.active_form != t.subject:
-            line.append(f"  {t.active_form}…", style="dim")
+            line.append(f"  {plain(t.active_form)}…", style="dim")
         rows.append(line)
     if ready:
-        shown = ", ".join(f"#{i} {snap.tasks[i].subject}" for i in ready[:MAX_READY_SHOWN])
+        shown = ", ".join(f"#{i} {plain(snap.tasks[i].subject)}" for i in ready[:MAX_READY_SHOWN])
         more = f" (+{len(ready) - MAX_READY_SHOWN} more)" if len(ready) > MAX_READY_SHOWN else ""
         rows.append(Text(f"next: {shown}{more}", style="dim"))
     if p.total and p.completed == p.total:
         rows.append(Text("✓ all tasks done: verify against plan.md, then PlanArchive", style="green"))
     for c in snap.corrupt:
-        rows.append(Text(f"! #{c.task_id} {c.file} is unreadable: {c.reason}", style="red"))
+        rows.append(Text(f"! #{c.task_id} {plain(c.file)} is unreadable: {plain(c.reason)}", style="red"))
     return Panel(
         Group(*rows),
         title=Text(snap.name, style="bold"),
         title_align="left",
-        subtitle=Text(snap.title, style="dim"),
+        subtitle=Text(plain(snap.title), style="dim"),
         subtitle_align="left",
         border_style="green" if p.total and p.completed == p.total else "blue",
     )
@@ -80,7 +85,7 @@ def frame(store: FileStore, seen: str = "", live: bool = True) -> RenderableType
         except PlanningError:
             continue  # archived or removed between listing and reading
         except OSError as e:
-            problems.append(f"{name}: {e.strerror or e}")
+            problems.append(plain(f"{name}: {e.strerror or e}"))
     head = Text("planning-mcp watch", style="bold")
     head.append(f"  {store.root}", style="dim")
     head.append(f"  {len(panels)} active plan{'s' if len(panels) != 1 else ''}")

@@ -26,6 +26,7 @@ from planning_core import FileStore, Planner
 from server.app import build_server
 
 from ._disk import graph_problems, read_tasks, text, tree_state
+from ._raw_stdio import RawStdio, text_of
 
 EXAMPLES = int(os.environ.get("RELIABILITY_EXAMPLES", "60"))
 PLAN = "2026-05-28-fuzz"
@@ -296,3 +297,104 @@ async def test_resource_traversal_is_refused(tmp_path: Path, uri: str) -> None:
             await c.read_resource(uri)
         res = await c.read_resource(f"plans://{PLAN}/tasks/1")  # the server still answers
         assert '"subject": "a"' in res.contents[0].text
+
+
+# -- numbers JSON cannot store, control characters: through a real stdio server --------
+
+NON_FINITE = ["NaN", "Infinity", "-Infinity", "1e309", "-1e309"]
+
+
+def raw_server(tmp_path: Path) -> tuple[RawStdio, Path]:
+    root = tmp_path / "root"
+    store = FileStore(root)
+    store.ensure_writable()
+    Planner(store).create_plan("Fuzz", name="fuzz", date="2026-05-28", tasks=[{"subject": "a"}])
+    Planner(store).update_task(PLAN, 1, metadata={"keep": 1})
+    srv = RawStdio(root, tmp_path / "stdio.stderr")
+    srv.initialize()
+    return srv, root
+
+
+def test_non_finite_metadata_is_refused_over_stdio(tmp_path: Path) -> None:
+    """The literal NaN reaches the server as JSON text; stored it would become null,
+    which in an update removes the key."""
+    srv, root = raw_server(tmp_path)
+    try:
+        before = tree_state(root)
+        for number in NON_FINITE:
+            for args in (
+                f'{{"subject":"n","description":"","plan":"{PLAN}","metadata":{{"x":{number}}}}}',
+                f'{{"taskId":1,"plan":"{PLAN}","metadata":{{"keep":{number}}}}}',
+                f'{{"taskId":1,"plan":"{PLAN}","metadata":{{"deep":{{"list":[1,{number}]}}}}}}',
+            ):
+                tool = "TaskCreate" if "subject" in args else "TaskUpdate"
+                rid = srv.request_text("tools/call", f'{{"name":"{tool}","arguments":{args}}}')
+                msg = srv.answer(rid)
+                assert "result" in msg and msg["result"]["isError"] is True, (number, msg)
+                said = text_of(msg["result"])
+                assert "metadata." in said and "finite number" in said, said
+        assert tree_state(root) == before  # nothing written, the key is still there
+        assert '"keep": 1' in (root / "todo" / PLAN / "task_1.json").read_text()
+    finally:
+        srv.close()
+
+
+ONE_LINE_BAD = ["a\nb", "a\rb", "a\tb", "a\x1b[2Jb", "a\x07b", "a\x7fb", "a\x85b", "a\x9b31mb", "a\u2028b", "a\u202eb"]
+
+
+def test_control_characters_are_refused_in_one_line_fields(tmp_path: Path) -> None:
+    srv, root = raw_server(tmp_path)
+    try:
+        before = tree_state(root)
+        for bad in ONE_LINE_BAD:
+            calls: list[tuple[str, dict[str, Any], str]] = [
+                ("TaskCreate", {"subject": bad, "description": "", "plan": PLAN}, "subject"),
+                ("TaskCreate", {"subject": "ok", "description": "", "owner": bad, "plan": PLAN}, "owner"),
+                ("TaskCreate", {"subject": "ok", "description": "", "activeForm": bad, "plan": PLAN}, "activeForm"),
+                ("TaskUpdate", {"taskId": 1, "subject": bad, "plan": PLAN}, "subject"),
+                ("TaskUpdate", {"taskId": 1, "owner": bad, "plan": PLAN}, "owner"),
+                ("PlanCreate", {"title": bad, "analysis": "", "approach": ""}, "title"),
+                ("PlanCreate", {"title": "t", "analysis": "", "approach": "", "steps": [bad]}, "steps[1]"),
+                ("PlanCreate", {"title": "t", "analysis": "", "approach": "", "tasks": [{"subject": bad}]}, "subject"),
+                ("PlanCreate", {"title": "t", "analysis": "", "approach": "",
+                                "tasks": [{"subject": "s", "activeForm": bad}]}, "activeForm"),
+                ("todo", {"items": [{"content": bad}]}, "content"),
+                ("todo", {"items": [{"content": "c", "activeForm": bad}]}, "activeForm"),
+                ("todo", {"items": [{"content": "c"}], "topic": bad}, "topic"),
+            ]
+            for tool, args, field in calls:
+                result = srv.call(tool, args)
+                said = text_of(result)
+                assert result["isError"] is True, (tool, args, said)
+                assert f"{field} contains" in said and "single line" in said, said
+        assert tree_state(root) == before
+        # the todo list was left as it was (empty): nothing half-applied
+        assert "empty" in text_of(srv.call("todo", {"items": []})).lower()
+    finally:
+        srv.close()
+
+
+def test_multi_line_fields_keep_newlines_and_tabs_only(tmp_path: Path) -> None:
+    srv, root = raw_server(tmp_path)
+    try:
+        ok = srv.call("TaskCreate", {"subject": "ok", "description": "line 1\n\tline 2", "plan": PLAN})
+        assert ok.get("isError") is not True, ok
+        plan = srv.call("PlanCreate", {"title": "Two", "analysis": "a\nb\tc", "approach": "x\ny"})
+        assert plan.get("isError") is not True, plan
+        before = tree_state(root)
+        for bad in ["a\x1b[2Jb", "a\rb", "a\x00b", "a\u2028b"]:
+            for tool, args, field in (
+                ("TaskCreate", {"subject": "s", "description": bad, "plan": PLAN}, "description"),
+                ("TaskUpdate", {"taskId": 1, "description": bad, "plan": PLAN}, "description"),
+                ("PlanCreate", {"title": "t", "analysis": bad, "approach": ""}, "analysis"),
+                ("PlanCreate", {"title": "t", "analysis": "", "approach": bad}, "approach"),
+                ("PlanCreate", {"title": "t", "analysis": "", "approach": "",
+                                "tasks": [{"subject": "s", "description": bad}]}, "description"),
+            ):
+                result = srv.call(tool, args)
+                said = text_of(result)
+                assert result["isError"] is True and f"{field} contains" in said, (tool, said)
+                assert "line breaks (\\n) and tabs" in said, said
+        assert tree_state(root) == before
+    finally:
+        srv.close()
