@@ -7,12 +7,16 @@ markup in a subject is shown as typed. Real CLI subprocesses and a real stdio se
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from planning_core import FileStore, Planner
-from tests.e2e._support import run_cli
+from tests.e2e._support import console_script, run_cli, serving
 from tests.reliability._raw_stdio import RawStdio, text_of
 
 PLAN = "2026-05-28-evil"
@@ -84,3 +88,40 @@ def test_startup_summary_and_task_list_escape(root: Path, tmp_path: Path) -> Non
     assert_clean(listed)
     assert_clean(got)
     assert len([ln for ln in listed.splitlines() if ln.startswith("#")]) == 2  # no forged line
+
+
+def test_http_banner_escapes(root: Path, tmp_path: Path) -> None:
+    with serving(tmp_path, "http", root=root) as served:
+        deadline = time.monotonic() + 10
+        while "[Session Plan]" not in served.stderr() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        err = served.stderr()
+    assert "\\x1b]0;pwned" in err
+    assert_clean(err)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)")
+@pytest.mark.parametrize("command", ["board", "status", "watch"])
+def test_a_real_terminal_keeps_its_title_and_screen(root: Path, tmp_path: Path, command: str) -> None:
+    """In tmux, an OSC 0 sequence would set the pane title and ESC[2J clear the screen."""
+    base = ["tmux", "-S", str(tmp_path / "tmux.sock")]
+    run = f"{shlex.quote(console_script())} {command} --root {shlex.quote(str(root))}"
+    cmd = f"printf 'BEFORE\\n'; env TERM=xterm-256color {run}; sleep 30"
+    subprocess.run([*base, "new-session", "-d", "-s", "v", "-x", "200", "-y", "40", cmd], check=True, timeout=10)
+    try:
+        deadline = time.monotonic() + 15
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = subprocess.run([*base, "capture-pane", "-p", "-t", "v"], capture_output=True, text=True).stdout
+            if "pwned" in screen:
+                break
+            time.sleep(0.1)
+        title = subprocess.run(
+            [*base, "display-message", "-p", "-t", "v", "#{pane_title}"], capture_output=True, text=True
+        ).stdout
+    finally:
+        subprocess.run([*base, "kill-server"], capture_output=True, timeout=10)
+    assert "pwned" in screen, screen  # shown as text
+    assert "pwned" not in title
+    if command != "watch":  # watch draws full-screen on purpose; the others must not clear it
+        assert "BEFORE" in screen, screen
