@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 
 from planning_core import FileStore, Planner
 from planning_core.taskfiles import MAX_TASK_FILE_BYTES
-from tests.e2e._support import run_cli
+from tests.e2e._support import child_env, console_script, run_cli, serving
 
 from ._raw_stdio import RawStdio, text_of
 
@@ -92,10 +95,6 @@ def test_hook_state_fifo_does_not_hang(root: Path) -> None:
     (root / ".hooks").mkdir()
     os.mkfifo(root / ".hooks" / "s1.json")
     payload = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(root)})
-    import subprocess
-
-    from tests.e2e._support import child_env, console_script
-
     done = subprocess.run(
         [console_script(), "hook", "PostToolUse", "--root", str(root)],
         input=payload, capture_output=True, text=True, timeout=20, env=child_env(),
@@ -179,6 +178,17 @@ def test_socket_and_directory_task_files_are_named(root: Path) -> None:
         sock.close()
     assert "#7 [unreadable] task_7.json: it is a directory, not a regular file" in out
     assert "#8 [unreadable] task_8.json: it is a socket, not a regular file" in out
+
+
+async def test_http_server_names_the_fifo(root: Path, tmp_path: Path) -> None:
+    os.mkfifo(folder(root) / "task_5.json")
+    with serving(tmp_path, "http", root=root) as srv, anyio.fail_after(30):
+        async with Client(f"{srv.base}/mcp") as client:
+            with anyio.fail_after(PROMPT * 2):
+                got = await client.call_tool("TaskGet", {"taskId": 5, "plan": PLAN})
+                listed = await client.call_tool("TaskList", {"plan": PLAN})
+    assert got.is_error and "FIFO (named pipe)" in got.content[0].text  # type: ignore[union-attr]
+    assert "#5 [unreadable] task_5.json" in listed.content[0].text  # type: ignore[union-attr]
 
 
 # -- a huge task file ----------------------------------------------------------------
