@@ -1,0 +1,62 @@
+"""The official MCP conformance suite against a real `planning-mcp serve --transport http`.
+
+Every pinned version of the suite runs all its server scenarios against a fresh server on a
+free port of 127.0.0.1; expectations.py says which scenarios are about what we offer (they
+must pass) and why the others cannot apply. Node 22 and the suite come from
+tests/conformance/install.sh (.ci/run calls it). When they are missing the test fails, so CI
+can never pass without running the suite; PLANNING_MCP_SKIP_CONFORMANCE=1 turns that into a
+skip for a machine that cannot install them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.e2e._support import serving
+
+from ._suite import INSTALL, SKIP_ENV, Run, Suite, listed_scenarios, missing, pinned_suites, run_suite
+from .expectations import SCENARIOS, problems
+
+SUITES = pinned_suites()
+
+
+def require(suite: Suite) -> None:
+    gaps = missing(suite)
+    if not gaps:
+        return
+    why = "; ".join(gaps) + f". Run {INSTALL} (needs npm and the npm registry)"
+    if os.environ.get(SKIP_ENV) == "1":
+        pytest.skip(f"{why}; skipped because {SKIP_ENV}=1")
+    pytest.fail(f"{why}, or set {SKIP_ENV}=1 to skip the conformance suite", pytrace=False)
+
+
+def run_against_server(suite: Suite, tmp_path: Path) -> Run:
+    with serving(tmp_path, "http") as served:
+        run = run_suite(suite, f"{served.base}/mcp", tmp_path / "results")
+        assert served.proc.poll() is None, f"the server died during the suite:\n{served.stderr()}"
+    return run
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=[s.version for s in SUITES])
+def test_conformance_suite(suite: Suite, tmp_path: Path) -> None:
+    require(suite)
+    listed = listed_scenarios(suite)
+    run = run_against_server(suite, tmp_path)
+
+    # 0: all passed, 1: some check failed; anything else is the suite itself breaking.
+    assert run.returncode in (0, 1), f"the suite crashed (exit {run.returncode}):\n{run.output[-4000:]}"
+    no_result = sorted(set(listed) - set(run.results))
+    assert not no_result, f"scenarios that produced no checks.json: {no_result}\n{run.output[-4000:]}"
+
+    found = [line for scenario in listed for line in problems(scenario, run.results[scenario], suite.version)]
+    assert not found, "conformance checks that fail for something we offer:\n" + "\n".join(found)
+
+
+def test_every_classified_scenario_exists() -> None:
+    """An entry for a scenario no pinned suite has is stale: the table would describe nothing."""
+    for suite in SUITES:
+        require(suite)
+    known = {name for suite in SUITES for name in listed_scenarios(suite)}
+    assert sorted(set(SCENARIOS) - known) == []
