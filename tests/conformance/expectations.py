@@ -65,6 +65,10 @@ TASKS_EXT = (
 )
 SKILLS_EXT = "the Skills extension (SEP-2640) is not advertised; the suite skips every check itself"
 POLL_FIXTURE = "needs the demo tool test_reconnection, which closes the stream mid-call"
+LIST_FIXTURE = (
+    "the suite changes the {0} list through its demo tool test_trigger_{0}_change; our {0} list never changes "
+    "(it runs at all because the SDK's server/discover declares {0}s.listChanged on 2026-07-28)"
+)
 STALE_HEADER = (
     "0.1.16 sends this call with the header mcp-protocol-version: 2025-03-26 whatever was negotiated, and the "
     "priming event (which carries the retry field) is for 2025-11-25 clients on, as older ones cannot parse an "
@@ -80,13 +84,8 @@ SCENARIOS: dict[str, Expect] = {
         "errors with their HTTP statuses, 404 for removed methods, subscriptions/listen",
         sep_2575_server_rejects_undeclared_capability="needs the demo tool test_missing_capability",
         sep_2575_missing_capability_http_400="needs the demo tool test_missing_capability",
-        sep_2575_server_sends_prompts_list_changed_on_subscription=(
-            "the suite changes the prompt list through a demo tool; our prompt list never changes"
-        ),
-        sep_2575_server_sends_tools_list_changed_on_subscription=(
-            "the suite changes the tool list through a demo tool (test_trigger_tool_change); our tool list "
-            "never changes"
-        ),
+        sep_2575_server_sends_prompts_list_changed_on_subscription=LIST_FIXTURE.format("prompt"),
+        sep_2575_server_sends_tools_list_changed_on_subscription=LIST_FIXTURE.format("tool"),
     ),
     "ping": ours("ping answers {}"),
     "dns-rebinding-protection": ours("a foreign Host/Origin is refused (421), our own accepted"),

@@ -32,18 +32,20 @@ def require(suite: Suite) -> None:
     pytest.fail(f"{why}, or set {SKIP_ENV}=1 to skip the conformance suite", pytrace=False)
 
 
-def run_against_server(suite: Suite, tmp_path: Path) -> Run:
+def run_against_server(suite: Suite, tmp_path: Path) -> tuple[Run, str]:
+    """The suite's run, and what the server wrote on stderr meanwhile."""
     with serving(tmp_path, "http") as served:
         run = run_suite(suite, f"{served.base}/mcp", tmp_path / "results")
-        assert served.proc.poll() is None, f"the server died during the suite:\n{served.stderr()}"
-    return run
+        stderr = served.stderr()
+        assert served.proc.poll() is None, f"the server died during the suite:\n{stderr}"
+    return run, stderr
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=[s.version for s in SUITES])
 def test_conformance_suite(suite: Suite, tmp_path: Path) -> None:
     require(suite)
     listed = listed_scenarios(suite)
-    run = run_against_server(suite, tmp_path)
+    run, stderr = run_against_server(suite, tmp_path)
 
     # 0: all passed, 1: some check failed; anything else is the suite itself breaking.
     assert run.returncode in (0, 1), f"the suite crashed (exit {run.returncode}):\n{run.output[-4000:]}"
@@ -52,6 +54,8 @@ def test_conformance_suite(suite: Suite, tmp_path: Path) -> None:
 
     found = [line for scenario in listed for line in problems(scenario, run.results[scenario], suite.version)]
     assert not found, "conformance checks that fail for something we offer:\n" + "\n".join(found)
+    # Every request the suite sends gets an answer that says why; none may crash a handler.
+    assert "Traceback" not in stderr, f"the server logged an exception during the suite:\n{stderr[-4000:]}"
 
 
 def test_every_classified_scenario_exists() -> None:
