@@ -11,7 +11,10 @@ from pathlib import Path
 
 from .errors import PlanNotFound, PlanUnreadable
 from .models import CorruptFile, Task
-from .taskfiles import PLAN_MD, TASK_FILE, read_task
+from .regularfile import UnreadableFile, read_regular
+from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
+
+TITLE_BYTES = 4096  # the title is plan.md's first line; more is never read for it
 
 
 @dataclass
@@ -42,17 +45,18 @@ class FolderCache:
     def title(self, path: Path) -> str:
         cache = self._state(path)
         try:
-            st = (path / PLAN_MD).stat()
+            st = os.lstat(path / PLAN_MD)
         except OSError:
             return path.name
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
         if cache.title and cache.title[0] == key:
             return cache.title[1]
         try:
-            with open(path / PLAN_MD, encoding="utf-8", errors="replace") as f:
-                first = f.readline(1000).rstrip("\n")
-        except OSError:  # a folder or unreadable file where plan.md should be
+            # The title is on the first line: a bounded read, never of a FIFO or device.
+            head = read_regular(path / PLAN_MD, TITLE_BYTES, "plan.md", st, head=True)
+        except (OSError, UnreadableFile):  # a folder, FIFO or unreadable file where plan.md should be
             return path.name
+        first = head.decode("utf-8", errors="replace").partition("\n")[0][:1000]
         title = first[2:].strip() if first.startswith("# ") else path.name
         cache.title = (key, title)
         return title
@@ -97,7 +101,7 @@ class FolderCache:
             hit = cache.files.get(entry.name)
             if hit is None or hit.key != key:
                 try:
-                    loaded = read_task(Path(entry.path), task_id)
+                    loaded = misnamed(entry.name, task_id) or read_task(Path(entry.path), task_id, st)
                 except FileNotFoundError:
                     continue
                 value = loaded if isinstance(loaded, Task) else CorruptFile(

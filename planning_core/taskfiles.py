@@ -3,7 +3,6 @@ reading a folder of them (blocks derived from blockedBy)."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -14,31 +13,42 @@ from pydantic import ValidationError
 
 from .errors import CorruptTask, TaskNotFound
 from .models import Task
+from .names import MAX_TASK_ID
+from .regularfile import UnreadableFile, read_regular
 
-TASK_FILE = re.compile(r"task_([1-9]\d{0,8})\.json", re.ASCII)
+# Wider than the names the store writes, so a stray one (task_0.json, task_07.json, an id
+# past MAX_TASK_ID) is reported as unreadable (see misnamed), never silently hidden.
+TASK_FILE = re.compile(r"task_(\d+)\.json", re.ASCII)
 HIGHWATERMARK = ".highwatermark"
 LOCK = ".lock"
 PLAN_MD = "plan.md"
+
+# The largest task file we read. The contract bounds a task's content (subject 200 and
+# description 20,000 characters, metadata 16 KB, nested at most validate.MAX_METADATA_DEPTH
+# deep): written with indent=2 and \u escapes that is well under 300 KB, leaving room for
+# tens of thousands of edges. Anything bigger was not written by us, and parsing it on the
+# request path stalls everyone (100 MB took 1.5-2.3 s), so it is reported unreadable.
+MAX_TASK_FILE_BYTES = 1024 * 1024
 
 def task_filename(task_id: int) -> str:
     return f"task_{task_id}.json"
 
 
-def read_task(path: Path, task_id: int) -> Task | str:
-    """The task, or the reason it cannot be read. Symlinks are never followed."""
+def misnamed(name: str, task_id: int) -> str | None:
+    """Why a TASK_FILE name is not one the store writes, or None if it is."""
+    if 1 <= task_id <= MAX_TASK_ID and name == task_filename(task_id):
+        return None
+    return f"its name is not a task id (task_1.json to task_{MAX_TASK_ID}.json); rename or remove it"
+
+
+def read_task(path: Path, task_id: int, st: os.stat_result | None = None) -> Task | str:
+    """The task, or the reason it cannot be read. Only regular files are opened (never
+    a symlink, FIFO or device), and at most MAX_TASK_FILE_BYTES of them.
+    FileNotFoundError if there is no file. `st`: the caller's lstat of it, if any."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        raise
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            return "it is a symbolic link, not a task file"
-        return f"cannot open it ({e.strerror})"
-    try:
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        return f"cannot read it ({e.strerror})"
+        raw = read_regular(path, MAX_TASK_FILE_BYTES, "a task file", st)
+    except UnreadableFile as e:
+        return e.reason
     try:
         task = Task.model_validate(json.loads(raw))
     except (ValueError, ValidationError, RecursionError) as e:
