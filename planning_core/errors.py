@@ -42,6 +42,15 @@ class InvalidTaskId(InvalidInput):
         super().__init__(f"Invalid task id {value!r}: use a positive integer such as 3, \"3\" or \"#3\".")
 
 
+class TaskIdsExhausted(PlanningError):
+    def __init__(self, plan: str, limit: int) -> None:
+        super().__init__(
+            f"Refused: plan {plan} has used its last task id (#{limit}); ids are never reused, so "
+            "no task can be added to it. Nothing was written. Create a new plan with PlanCreate "
+            "for further tasks."
+        )
+
+
 class PlanNotFound(PlanningError):
     def __init__(self, name: str, active: Iterable[str] = ()) -> None:
         names = ", ".join(active)

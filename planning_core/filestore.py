@@ -13,6 +13,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomicfile
@@ -24,12 +25,14 @@ from .errors import (
     PlanExists,
     PlanNotFound,
     StorageError,
+    TaskIdsExhausted,
     TaskNotFound,
 )
 from .foldercache import FolderCache
 from .models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from .names import MAX_TASK_ID, check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
+from .regularfile import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .store import PlanArchiveCheck
 from .taskfiles import (
     HIGHWATERMARK,
@@ -116,11 +119,14 @@ class FileStore:
     def read_plan_md(self, name: str) -> str:
         path, _ = self._folder(name)
         try:
-            return (path / PLAN_MD).read_text(encoding="utf-8", errors="replace")
+            raw = read_regular(path / PLAN_MD, MAX_PLAN_MD_BYTES, "plan.md")
         except FileNotFoundError:
             return f"# {name}\n\n(plan.md is missing from this plan folder)\n"
         except OSError as e:
             return f"# {name}\n\n(plan.md cannot be read: {e.strerror})\n"
+        except UnreadableFile as e:  # a FIFO, a device, or far bigger than PlanCreate writes
+            return f"# {name}\n\n(plan.md cannot be read: {e.reason})\n"
+        return raw.decode("utf-8", errors="replace")
 
     def snapshot(self, name: str) -> PlanSnapshot:
         path, archived = self._folder(name)
@@ -236,21 +242,41 @@ class FileStore:
                     removed += 1
         return removed
 
-    def repair(self, name: str) -> list[int]:
-        """Rewrite `blocks` lists that disagree with `blockedBy` (the source of truth)
-        and clean temp files. Returns the ids whose files were rewritten."""
-        fixed: list[int] = []
+    def repair(self, name: str) -> Repair:
+        """After a crash or a hand edit: clean temp files, drop links to tasks that have no
+        file (an unreadable file is not missing: links to it stay), and rewrite `blocks`
+        lists that disagree with `blockedBy` (the source of truth)."""
+        done = Repair()
         with self.transaction(name) as txn:
             for entry in os.scandir(txn.path):
                 if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)
-            for task_id, derived in txn.snapshot().tasks.items():
+            snap = txn.snapshot()
+            for task_id, derived in snap.tasks.items():
                 stored = txn.get(task_id)
-                if sorted(stored.blocks) != derived.blocks:
-                    stored.blocks = derived.blocks
+                linked = {*stored.blocked_by, *stored.blocks}
+                gone = sorted(i for i in linked if i not in snap.tasks and not txn.exists(i))
+                blocked_by = [b for b in stored.blocked_by if b not in gone]
+                if gone:
+                    done.dropped[task_id] = gone
+                elif sorted(stored.blocks) != derived.blocks:
+                    done.blocks.append(task_id)
+                if gone or sorted(stored.blocks) != derived.blocks:
+                    stored.blocked_by, stored.blocks = blocked_by, derived.blocks
                     txn.put(stored)
-                    fixed.append(task_id)
-        return fixed
+        return done
+
+
+@dataclass
+class Repair:
+    """What FileStore.repair rewrote."""
+
+    blocks: list[int] = field(default_factory=list)  # tasks whose `blocks` was re-mirrored
+    dropped: dict[int, list[int]] = field(default_factory=dict)  # task -> missing ids it named
+
+    @property
+    def rewritten(self) -> list[int]:
+        return sorted({*self.blocks, *self.dropped})
 
 
 def _suffixed(date: str, slug: str, n: int) -> str:
@@ -267,6 +293,7 @@ class _FileTransaction:
         self._store = store
         self._staged: dict[int, Task | None] = {}
         self._high: int | None = None
+        self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
 
     def get(self, task_id: int) -> Task:
         if task_id in self._staged:
@@ -284,18 +311,25 @@ class _FileTransaction:
     def next_id(self) -> int:
         if self._high is None:
             try:
-                self._high = int((self.path / HIGHWATERMARK).read_text().strip())
-            except (OSError, ValueError):
+                self._high = int(read_regular(self.path / HIGHWATERMARK, MAX_HIGHWATERMARK_BYTES).strip())
+            except (OSError, ValueError, UnreadableFile):  # a FIFO or device there is never opened
                 self._high = None  # missing or unreadable: the files are all we know
-            if self._high is not None and not 0 <= self._high < MAX_TASK_ID:
+            if self._high is not None and not 0 <= self._high <= MAX_TASK_ID:
                 self._high = None  # hand-edited out of range: trust the files
         candidate = (self._high or 0) + 1
         if self._high is None or self.exists(candidate):
             # The high-water mark is gone or behind the files (hand edit, copied folder):
             # never reuse an id, so take the highest id on disk (one scan of the folder).
-            ids = [int(m.group(1)) for n in os.listdir(self.path) if (m := TASK_FILE.fullmatch(n))]
+            # A name beyond the limit was never issued (it is reported as unreadable).
+            names = (TASK_FILE.fullmatch(n) for n in os.listdir(self.path))
+            ids = [i for m in names if m and (i := int(m.group(1))) <= MAX_TASK_ID]
             candidate = max([candidate - 1, *ids, *self._staged]) + 1
+        if candidate > MAX_TASK_ID:
+            # task_<N>.json has at most 9 digits: a bigger id would be invisible to every
+            # read, and the next create would overwrite it. Refuse before anything is staged.
+            raise TaskIdsExhausted(self.name, MAX_TASK_ID)
         self._high = candidate
+        self._issued.add(candidate)
         return candidate
 
     def put(self, task: Task) -> None:
@@ -329,9 +363,15 @@ class _FileTransaction:
         return True
 
     def commit(self) -> None:
-        writes = [
-            (self.path / task_filename(i), t.to_json().encode()) for i, t in self._staged.items() if t
-        ]
+        # Order matters for a crash between two renames: a new task's file goes before its
+        # neighbours' (which name it), and a deleted task's file goes after theirs (they stop
+        # naming it first), so no crash point leaves a link to a missing task.
+        order = sorted(self._staged, key=lambda i: i not in self._issued)
+        for i in order:
+            if i in self._issued and os.path.lexists(self.path / task_filename(i)):
+                # Under the lock no writer of ours made it: never overwrite what is there.
+                raise StorageError(f"plan {self.name}", f"{task_filename(i)} appeared for a new id")
+        writes = [(self.path / task_filename(i), t.to_json().encode()) for i in order if (t := self._staged[i])]
         if self._high is not None:
             # The mark goes first: if a later rename fails, an id is burnt, never reused.
             writes.insert(0, (self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
@@ -349,3 +389,4 @@ class _FileTransaction:
         except OSError as e:
             raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
         self._staged.clear()
+        self._issued.clear()

@@ -283,16 +283,21 @@ class Planner:
             task = get(tid)
             if status == "deleted":
                 return self._delete(txn, plan, task, get, work)
-            missing = [i for ids in edges.values() for i in ids if not txn.exists(i)]
+            # A link to a task with no file (a hand delete, an older version's crash) can still
+            # be removed: there is no neighbour to update. An unknown id not linked is refused.
+            gone = {i for i in edges["removeBlockedBy"] + edges["removeBlocks"] if not txn.exists(i)}
+            missing = [i for i in edges["addBlockedBy"] + edges["addBlocks"] if not txn.exists(i)]
+            missing += [b for b in edges["removeBlockedBy"] if b in gone and b not in task.blocked_by]
+            missing += [c for c in edges["removeBlocks"] if c in gone and c not in task.blocks]
             if missing:
                 raise TaskNotFound(plan, missing)
             before_ids = edges["addBlockedBy"] + edges["removeBlockedBy"]
             after_ids = edges["addBlocks"] + edges["removeBlocks"]
             before = task.clone()
             for b in edges["removeBlockedBy"]:
-                graph.unlink(get(b), task)
+                graph.unlink(Task(id=b, subject="gone") if b in gone else get(b), task)
             for c in edges["removeBlocks"]:
-                graph.unlink(task, get(c))
+                graph.unlink(task, Task(id=c, subject="gone") if c in gone else get(c))
             for b in edges["addBlockedBy"]:
                 self._link(get(b), task, get)
             for c in edges["addBlocks"]:

@@ -62,7 +62,7 @@ def list_tasks(
     page, rest = rows[:limit], rows[limit:]
     upto = page[-1].id if rest else None  # report each unreadable file on one page only
     unreadable = (
-        [c for c in snap.corrupt if c.task_id > after and (upto is None or c.task_id <= upto)]
+        [c for c in snap.corrupt if (not after or c.task_id > after) and (upto is None or c.task_id <= upto)]
         if status is None and owner is None
         else []
     )

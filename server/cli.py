@@ -66,17 +66,20 @@ def summary(store: FileStore) -> str:
 
 
 def _recover(store: FileStore) -> None:
-    """After a crash: drop temp files and abandoned PlanCreate staging folders, mirror
-    blocks from blockedBy. Never fatal."""
+    """After a crash: drop temp files and abandoned PlanCreate staging folders, drop links
+    to tasks that have no file, mirror blocks from blockedBy. Never fatal."""
     store.clean_staging()
     for name in store.active_plans():
         try:
-            fixed = store.repair(name)
+            repaired = store.repair(name)
         except (PlanningError, OSError) as e:
             log.warning("could not check plan %s: %s", name, e)
             continue
-        if fixed:
-            log.warning("plan %s: repaired blocks of tasks %s", name, fixed)
+        if repaired.dropped:
+            links = "; ".join(f"#{t} -> {', '.join(f'#{m}' for m in ms)}" for t, ms in repaired.dropped.items())
+            log.warning("plan %s: dropped links to tasks that have no file: %s", name, links)
+        if repaired.blocks:
+            log.warning("plan %s: repaired blocks of tasks %s", name, repaired.blocks)
 
 
 def parser() -> argparse.ArgumentParser:

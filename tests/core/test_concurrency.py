@@ -104,4 +104,4 @@ def test_six_processes_one_plan(planner: Planner, store: FileStore, tmp_path: Pa
     fresh = FileStore(store.root).snapshot(name)
     assert not fresh.corrupt and len(fresh.tasks) == total
     assert all(fresh.tasks[i].blocks == sorted(t["blocks"]) for i, t in tasks.items())
-    assert FileStore(store.root).repair(name) == []
+    assert FileStore(store.root).repair(name).rewritten == []

@@ -30,12 +30,12 @@ def test_disagreeing_blocks_is_repaired(planner: Planner, store: FileStore, plan
     assert snap.tasks[4].blocks == []
     assert planner.list_tasks(plan).tasks[0].blocks == [2, 3]
     assert read_task_file(folder, 1)["blocks"] == [4]  # reading does not write
-    assert sorted(store.repair(plan)) == [1, 4]
+    assert store.repair(plan).rewritten == [1, 4]
     assert read_task_file(folder, 1)["blocks"] == [2, 3]
     assert read_task_file(folder, 4)["blocks"] == []
     assert_mirrored_on_disk(folder)
     before = tree_state(store.root)
-    assert store.repair(plan) == []
+    assert store.repair(plan).rewritten == []
     assert tree_state(store.root) == before
 
 
@@ -78,7 +78,7 @@ def test_other_tasks_keep_working_and_corrupt_bytes_untouched(
     planner.update_task(plan, 1, status="pending")  # #1 blocks the corrupt #3
     c = planner.update_task(plan, 1, status="completed")
     assert c.completed and [t.id for t in c.unblocked] == [5] and not c.all_done
-    assert store.repair(plan) == []
+    assert store.repair(plan).rewritten == []
     assert corrupt3.read_bytes() == raw
     assert read_task_file(store.todo / plan, 2)["subject"] == "JWT middleware"
 

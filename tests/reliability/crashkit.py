@@ -12,6 +12,7 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,7 @@ def audit(root: Path, plan: str, tally: Tally) -> list[str]:
         problems.append(f"acknowledged edges lost {lost_edges}")
     # blockedBy is the truth; blocks may lag a crash between two renames (repaired on load).
     problems += graph_problems(tasks, mirror=False)
+    problems += dangling(folder)  # not even a lagging `blocks` may name a task with no file
     snap = FileStore(root).snapshot(plan)
     if snap.corrupt:
         problems.append(f"store reports corrupt {snap.corrupt}")
@@ -174,3 +176,71 @@ def server_round(root: Path, plan: str, tally: Tally, rng: random.Random, python
         if parts[:1] == ["id"] and len(parts) >= 2:
             tally.acked.add(int(parts[1]))
             tally.acked_edges.update((int(parts[1]), int(b)) for b in parts[2:])
+
+
+# -- kill points: SIGKILL right before each disk write of one operation ----------------
+
+_WRITES = ("write", "fsync", "replace", "rename", "unlink", "mkdir", "rmdir", "link")
+_CREATING = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+
+
+def _arm(kill_at: int, counter: list[int]) -> None:
+    """In the forked child only: count every os call that changes the disk (an open that
+    may create or write, write, fsync, rename, unlink, mkdir ...) and SIGKILL this process
+    right before call number `kill_at`. The kill is a real kill -9; nothing is faked."""
+
+    def hook(name: str, real: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            flags = args[1] if len(args) > 1 else kwargs.get("flags", 0)
+            if name != "open" or int(flags) & _CREATING:  # type: ignore[call-overload]
+                if counter[0] == kill_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                counter[0] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    for name in (*_WRITES, "open"):
+        setattr(os, name, hook(name, getattr(os, name)))
+
+
+def run_killed_at(root: Path, op: Callable[[Planner], object], kill_at: int) -> tuple[bool, int]:
+    """Run `op` in a forked writer that kills itself before disk write `kill_at` (-1: never).
+    Returns (was it killed by SIGKILL, how many disk writes the op made if it finished)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        report = os.write
+        try:
+            os.close(r)
+            planner = Planner(FileStore(root, lock_timeout=LOCK_TIMEOUT))
+            counter = [0]
+            _arm(kill_at, counter)
+            op(planner)
+            report(w, f"done {counter[0]}".encode())
+        except BaseException as e:  # reported to the parent, which fails the test
+            report(w, f"error {e!r}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    out = b""
+    while chunk := os.read(r, 65536):
+        out += chunk
+    os.close(r)
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    said = out.decode().split(maxsplit=1)
+    assert killed or said[:1] == ["done"], f"the writer failed: {out.decode()}"
+    return killed, int(said[1]) if said[:1] == ["done"] else -1
+
+
+def dangling(folder: Path) -> list[str]:
+    """Links (either list) to an id that has no task file. Read straight from the files."""
+    tasks, _ = read_tasks(folder)
+    return [
+        f"#{i} {key} #{j}, which has no file"
+        for i, t in tasks.items()
+        for key in ("blockedBy", "blocks")
+        for j in t[key]
+        if not (folder / f"task_{j}.json").exists()
+    ]

@@ -3,18 +3,35 @@ acknowledged, leaves no lock behind, and its temp files are ignored then cleaned
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from planning_core import FileStore
+from planning_core import FileStore, Planner
+from server.cli import _recover
 
 from ._disk import graph_problems, read_tasks
-from .crashkit import Tally, audit, one_round, setup, temp_files
+from .crashkit import (
+    LOCK_TIMEOUT,
+    PLAN_DATE,
+    PLAN_SLUG,
+    Tally,
+    audit,
+    dangling,
+    one_round,
+    run_killed_at,
+    setup,
+    temp_files,
+)
 
 KILLS = int(os.environ.get("RELIABILITY_KILLS", "220"))
 REPO = Path(__file__).resolve().parents[2]
@@ -95,3 +112,152 @@ def test_kill_9_real_servers(tmp_path: Path) -> None:
     assert tally.acked, "no create was acknowledged before the kills"
     FIGURES.update(server_kills=tally.killed, server_acked_ids=len(tally.acked))
     print(f"\nserver-kill figures: {FIGURES}")
+
+
+# -- a kill at every disk write of every writing operation ------------------------------
+
+SEED: list[dict[str, Any]] = [
+    {"subject": "one"},
+    {"subject": "two", "blockedBy": [1]},
+    {"subject": "three", "blockedBy": [2]},
+    {"subject": "four", "blockedBy": [1]},
+    {"subject": "five"},
+]
+SEED_EDGES = {(2, 1), (3, 2), (4, 1)}  # (task, its blocker)
+PLAN = f"{PLAN_DATE}-{PLAN_SLUG}"
+SECOND = f"{PLAN_DATE}-second"
+Tasks = dict[int, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One writing operation, and what it must have done once acknowledged."""
+
+    run: Callable[[Planner], object]
+    done: Callable[[Tasks], bool]
+    removes: frozenset[tuple[int, int]] = frozenset()  # seed edges it takes away
+    deletes: int | None = None
+    damaged: bool = False  # the seed has a lagging `blocks`, a link to a missing #9, a temp file
+
+
+def _blocked(task: int, by: int) -> Callable[[Tasks], bool]:
+    return lambda t: by in t[task]["blockedBy"] and task in t[by]["blocks"]
+
+
+OPS: dict[str, Op] = {
+    "create": Op(lambda p: p.create_task(PLAN, "new"), lambda t: 6 in t),
+    "create blockedBy": Op(
+        lambda p: p.create_task(PLAN, "new", blocked_by=[1, 5]), lambda t: _blocked(6, 1)(t) and _blocked(6, 5)(t)
+    ),
+    "create blocks": Op(
+        lambda p: p.create_task(PLAN, "new", blocks=[3, 5]), lambda t: _blocked(3, 6)(t) and _blocked(5, 6)(t)
+    ),
+    "create both": Op(
+        lambda p: p.create_task(PLAN, "new", blocked_by=[4], blocks=[3]),
+        lambda t: _blocked(6, 4)(t) and _blocked(3, 6)(t),
+    ),
+    "addBlockedBy": Op(lambda p: p.update_task(PLAN, 5, add_blocked_by=[3]), _blocked(5, 3)),
+    "addBlocks": Op(lambda p: p.update_task(PLAN, 5, add_blocks=[4]), _blocked(4, 5)),
+    "removeBlockedBy": Op(
+        lambda p: p.update_task(PLAN, 3, remove_blocked_by=[2]),
+        lambda t: 2 not in t[3]["blockedBy"],
+        frozenset({(3, 2)}),
+    ),
+    "removeBlocks": Op(
+        lambda p: p.update_task(PLAN, 1, remove_blocks=[4]), lambda t: 1 not in t[4]["blockedBy"], frozenset({(4, 1)})
+    ),
+    "remove link to missing": Op(
+        lambda p: p.update_task(PLAN, 5, remove_blocked_by=[9]), lambda t: t[5]["blockedBy"] == [], damaged=True
+    ),
+    "complete": Op(lambda p: p.update_task(PLAN, 1, status="completed"), lambda t: t[1]["status"] == "completed"),
+    "edit": Op(
+        lambda p: p.update_task(PLAN, 4, subject="renamed", metadata={"k": 1}), lambda t: t[4]["subject"] == "renamed"
+    ),
+    "delete": Op(
+        lambda p: p.update_task(PLAN, 2, status="deleted"), lambda t: 2 not in t, frozenset({(2, 1), (3, 2)}), deletes=2
+    ),
+    "PlanCreate": Op(lambda p: p.create_plan("Second", name="second", date=PLAN_DATE, tasks=SEED), lambda t: True),
+    "PlanArchive": Op(lambda p: p.archive(PLAN, force=True), lambda t: True),
+    "repair": Op(lambda p: p.store.repair(PLAN), lambda t: t[5]["blockedBy"] == [], damaged=True),  # type: ignore[attr-defined]
+}
+
+
+def _seed(root: Path, damaged: bool) -> None:
+    Planner(FileStore(root)).create_plan("Crash", name=PLAN_SLUG, date=PLAN_DATE, tasks=SEED)
+    if damaged:  # what a crash of an older version or a hand edit leaves
+        folder = root / "todo" / PLAN
+        for task_id, key, value in ((1, "blocks", [2]), (5, "blockedBy", [9])):
+            path = folder / f"task_{task_id}.json"
+            data = json.loads(path.read_text())
+            data[key] = value
+            path.write_text(json.dumps(data))
+        (folder / ".task_3.json.4242.0badc0de.tmp").write_text("{")
+
+
+def _plan_folders(root: Path) -> list[Path]:
+    return [
+        f
+        for top in ("todo", "done")
+        if (root / top).is_dir()
+        for f in sorted((root / top).iterdir())
+        if f.name[0] != "."
+    ]
+
+
+def _after_kill(root: Path, op: Op, acknowledged: bool) -> list[str]:
+    """The audit of one kill point: before the restart, then after it."""
+    problems = []
+    for folder in _plan_folders(root):
+        tasks, bad = read_tasks(folder)
+        problems += [f"{folder.name}: unparseable {bad}"] if bad else []
+        problems += [] if op.damaged else [f"{folder.name} before restart: {p}" for p in dangling(folder)]
+    _recover(FileStore(root))  # what every server start does
+    for folder in _plan_folders(root):
+        tasks, _ = read_tasks(folder)
+        problems += [f"{folder.name} after restart: {p}" for p in graph_problems(tasks) + dangling(folder)]
+        if folder.parent.name == "todo" and temp_files(folder):
+            problems.append(f"{folder.name}: temp files left {temp_files(folder)}")
+        if folder.name == SECOND and len(tasks) != len(SEED):
+            problems.append(f"PlanCreate left a partial plan: {sorted(tasks)}")
+    main = root / "todo" / PLAN if (root / "todo" / PLAN).is_dir() else root / "done" / PLAN
+    tasks, _ = read_tasks(main)
+    lost = sorted(set(range(1, len(SEED) + 1)) - set(tasks) - {op.deletes})
+    problems += [f"acknowledged tasks lost {lost}"] if lost else []
+    edges = [(a, b) for a, b in SEED_EDGES - op.removes if a in tasks and b not in tasks[a]["blockedBy"]]
+    problems += [f"acknowledged links lost {edges}"] if edges else []
+    if acknowledged:
+        if not op.done(tasks):
+            problems.append("the acknowledged operation is not on disk")
+        if op.run is OPS["PlanArchive"].run and main.parent.name != "done":
+            problems.append("the acknowledged archive is not in done/")
+        if op.run is OPS["PlanCreate"].run and not (root / "todo" / SECOND).is_dir():
+            problems.append("the acknowledged PlanCreate is not in todo/")
+    if main.parent.name == "todo":  # the plan still takes writes: no lock was left behind
+        Planner(FileStore(root, lock_timeout=LOCK_TIMEOUT)).create_task(PLAN, "after the restart")
+    return problems
+
+
+def test_a_kill_at_every_write_point_of_every_writing_operation(tmp_path: Path) -> None:
+    points: dict[str, int] = {}
+    for name, op in OPS.items():
+        template = tmp_path / f"seed-{len(points)}"
+        _seed(template, op.damaged)
+        runs = 0
+        total: int | None = None
+        while total is None or runs <= total:
+            root = tmp_path / "run"
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(template, root, symlinks=True)
+            kill_at = -1 if total is None else runs
+            killed, writes = run_killed_at(root, op.run, kill_at)
+            if total is None:  # the first run counts the op's disk writes, uninterrupted
+                total = writes
+                assert total > 0 and not killed
+            else:
+                assert killed == (kill_at < total), f"{name}: kill point {kill_at} of {total}"
+                runs += 1
+            problems = _after_kill(root, op, acknowledged=not killed)
+            assert problems == [], f"{name}, killed before disk write {kill_at} of {total}: {problems}"
+        points[name] = total
+    FIGURES.update(kill_points=sum(points.values()), operations=len(points), points_per_operation=points)
+    print(f"\nkill-point figures: {FIGURES}")
