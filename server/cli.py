@@ -136,7 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = build_server(root, hooks=hooks)
         if transport == "stdio":
             print(summary(store), file=sys.stderr, flush=True)
-            server.run("stdio")
+            from .stdio import run_stdio  # our transport: answers every request, bounded memory
+
+            run_stdio(server)
         else:
             token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
             kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"

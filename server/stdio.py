@@ -1,0 +1,265 @@
+"""Serving MCP over stdin/stdout with our own reading and writing loop, around the SDK's
+serving loop (what `MCPServer.run("stdio")` runs).
+
+The SDK's `stdio_server` (mcp 2.3.0) leaves some requests unanswered (see stdio_frames),
+buffers a whole input line however long it is, and its dispatcher spawns one task per
+request without waiting for the answer to be written: a client that stops reading stdout
+makes the server keep every unanswered request and answer in memory. Here:
+- each line is framed and checked by stdio_frames: at most MAX_REQUEST_BYTES (as over
+  HTTP), and every line with an id is answered;
+- at most MAX_IN_FLIGHT requests (MAX_IN_FLIGHT_BYTES of request text) are between being
+  read and their answer being in the pipe; while that window is full stdin is not read, so
+  a client that does not read blocks on its own writes instead of growing our memory.
+  The server never sends requests to the client, so a full window cannot wait on a client
+  response stuck behind it;
+- blocking reads and writes run in two daemon threads: a thread stuck on a pipe must not
+  keep the process alive once serving ends (Ctrl+C, end of stdin, the client gone)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from pydantic import ValidationError
+
+from .http import MAX_REQUEST_BYTES
+from .stdio_frames import Lines, Refused, RequestId, TooLong, diagnose, encode
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger("planning_mcp")
+
+MAX_IN_FLIGHT = 32
+MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES
+READ_CHUNK = 64 * 1024
+DRAIN_SECONDS = 10.0  # at the end of input, how long answers still due may take to reach the pipe
+
+Key = tuple[bool, RequestId]  # (is a string, id): 1 and "1" are different requests
+
+
+def _key(request_id: RequestId) -> Key:
+    return (isinstance(request_id, str), request_id)
+
+
+def _lowlevel(server: MCPServer[Any]) -> Server[Any]:
+    """The one private SDK attribute used here: MCPServer serves stdio only through the
+    SDK's own transport (`run_stdio_async`), and its low-level server, which takes any
+    pair of streams, is not public."""
+    return server._lowlevel_server
+
+
+def run_stdio(server: MCPServer[Any]) -> None:
+    """Serve `server` over this process's stdin and stdout until stdin ends."""
+    anyio.run(serve_stdio, server)
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    with _claim_std_fds() as (read_fd, write_fd):
+        await serve_fds(server, read_fd, write_fd)
+
+
+@contextmanager
+def _claim_std_fds() -> Iterator[tuple[int, int]]:
+    """Serve from private copies of fds 0 and 1, and point 0 at /dev/null and 1 at stderr
+    meanwhile, as the SDK's transport does: a handler, hook or child process that reads
+    stdin or prints must neither eat requests nor corrupt the wire."""
+    sys.stdout.flush()
+    read_fd, write_fd = os.dup(0), os.dup(1)  # non-inheritable: children never get the wire
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.dup2(null, 0)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr: stray output goes nowhere rather than onto the wire
+            os.dup2(null, 1)
+        yield read_fd, write_fd
+    finally:
+        os.close(null)
+        os.dup2(read_fd, 0)
+        os.dup2(write_fd, 1)
+        # read_fd and write_fd stay open: a daemon thread may still be blocked on them, and a
+        # closed number could be reused under it.
+
+
+class InFlight:
+    """Requests read but not yet answered on the pipe; `admit` waits while the window is full."""
+
+    def __init__(self, max_count: int = MAX_IN_FLIGHT, max_bytes: int = MAX_IN_FLIGHT_BYTES) -> None:
+        self.max_count, self.max_bytes = max_count, max_bytes
+        self._sizes: dict[Key, list[int]] = {}
+        self.count = 0
+        self.bytes = 0
+        self._changed = anyio.Event()
+
+    def _full(self, size: int) -> bool:
+        # One request is always admitted, however large, or it could never be served.
+        return self.count > 0 and (self.count >= self.max_count or self.bytes + size > self.max_bytes)
+
+    async def admit(self, key: Key, size: int) -> None:
+        while self._full(size):
+            await self._changed.wait()
+        self._sizes.setdefault(key, []).append(size)
+        self.count += 1
+        self.bytes += size
+
+    async def empty(self) -> None:
+        while self.count:
+            await self._changed.wait()
+
+    def settle(self, key: Key) -> None:
+        """The request's answer is on the pipe (or it will never get one: cancelled)."""
+        sizes = self._sizes.get(key)
+        if not sizes:
+            return
+        self.bytes -= sizes.pop()
+        self.count -= 1
+        if not sizes:
+            del self._sizes[key]
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+async def serve_fds(server: MCPServer[Any], read_fd: int, write_fd: int) -> None:
+    """Run the SDK's serving loop (what `MCPServer.run("stdio")` runs) over our reader and writer."""
+    lowlevel = _lowlevel(server)
+    inflight = InFlight()
+    token = anyio.lowlevel.current_token()
+    chunks_send, chunks = anyio.create_memory_object_stream[bytes](0)
+    requests_send, requests = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    answers_send, answers = anyio.create_memory_object_stream[SessionMessage](0)
+    written = anyio.Event()
+    async with anyio.create_task_group() as tg:
+
+        def writer_stopped() -> None:
+            written.set()
+            tg.cancel_scope.cancel()  # nobody can hear us any more (or serving has ended)
+
+        _daemon("stdin", _read_chunks, read_fd, chunks_send, token)
+        _daemon("stdout", _write_answers, write_fd, answers, inflight, writer_stopped, token)
+        tg.start_soon(_read_requests, chunks, requests_send, answers_send.clone(), inflight)
+        await lowlevel.run(requests, answers_send, lowlevel.create_initialization_options())
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await written.wait()
+        tg.cancel_scope.cancel()
+
+
+def _daemon(name: str, target: Callable[..., None], *args: Any) -> None:
+    threading.Thread(target=target, args=args, name=f"planning-mcp {name}", daemon=True).start()
+
+
+def _read_chunks(fd: int, out: MemoryObjectSendStream[bytes], token: Any) -> None:
+    """Thread: read stdin and hand over each chunk; the next read waits until it is taken."""
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError as e:  # the pipe failed: as good as the end of input
+                log.warning("stdin: %s", e)
+                chunk = b""
+            anyio.from_thread.run(out.send, chunk, token=token)
+            if not chunk:
+                break
+        anyio.from_thread.run_sync(out.close, token=token)
+    except Exception:  # serving ended under us (stream closed, loop gone)
+        return
+
+
+def _write_answers(
+    fd: int,
+    answers: MemoryObjectReceiveStream[SessionMessage],
+    inflight: InFlight,
+    stopped: Callable[[], None],
+    token: Any,
+) -> None:
+    """Thread: write each outgoing message to stdout; a request's window slot frees only
+    once its answer is in the pipe, which is what stops reading when the pipe is full."""
+    try:
+        while True:
+            try:
+                message = anyio.from_thread.run(answers.receive, token=token)
+            except anyio.EndOfStream:
+                break
+            data, answered = encode(message.message)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if answered is not None:
+                anyio.from_thread.run_sync(inflight.settle, _key(answered), token=token)
+    except OSError as e:  # EPIPE: the client closed its end
+        log.warning("stdout: %s; stopping", e)
+    except Exception:  # serving ended under us
+        return
+    try:
+        anyio.from_thread.run_sync(stopped, token=token)
+    except Exception:
+        return
+
+
+async def _read_requests(
+    chunks: MemoryObjectReceiveStream[bytes],
+    requests: MemoryObjectSendStream[SessionMessage | Exception],
+    answers: MemoryObjectSendStream[SessionMessage],
+    inflight: InFlight,
+) -> None:
+    """Split stdin into lines (bounded), parse each, wait for room in the window, pass it on."""
+    async with requests, answers:
+        frames = Lines()
+        async for chunk in chunks:
+            if not chunk:
+                break
+            for line in frames.feed(chunk):
+                await _handle(line, requests, answers, inflight)
+        for line in frames.end():
+            await _handle(line, requests, answers, inflight)
+        # The SDK cancels what is still running when its input ends, and a request whose
+        # task had not started yet then gets no answer at all: let them finish first.
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await inflight.empty()
+
+
+async def _handle(
+    line: bytes | TooLong,
+    requests: MemoryObjectSendStream[SessionMessage | Exception],
+    answers: MemoryObjectSendStream[SessionMessage],
+    inflight: InFlight,
+) -> None:
+    if isinstance(line, TooLong):
+        await answers.send(SessionMessage(line.answer()))
+        return
+    if not line.strip():
+        return  # a blank line (or a stray \r) is not a message
+    try:
+        message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError:
+        found = diagnose(line)
+        if found is None:
+            return
+        if isinstance(found, Refused):
+            await answers.send(SessionMessage(found.answer))
+            return
+        message = found
+    metadata = None
+    if isinstance(message, types.JSONRPCRequest):
+        key = _key(message.id)
+        await inflight.admit(key, len(line))
+        metadata = ServerMessageMetadata(on_request_unanswered=partial(_settle_async, inflight, key))
+    await requests.send(SessionMessage(message, metadata=metadata))
+
+
+async def _settle_async(inflight: InFlight, key: Key) -> None:
+    """The dispatcher's hook for a request that ends without an answer (it was cancelled)."""
+    inflight.settle(key)

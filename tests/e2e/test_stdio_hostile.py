@@ -1,0 +1,303 @@
+"""A hostile stdio client: raw bytes into a real `planning-mcp` subprocess. Every request
+with an id is answered (deep nesting, lone surrogates, bytes that are not UTF-8, lines
+over 4 MiB), the server keeps serving afterwards, and a client that stops reading stdout
+makes the server stop reading stdin instead of growing without bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.http import MAX_REQUEST_BYTES
+from server.stdio_frames import MAX_NESTING
+
+from ._support import child_env, console_script, stop
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+class Wire:
+    """One server over raw pipes: bytes in, one JSON line at a time out (every read bounded)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pending = b""
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(json.dumps(message).encode() + b"\n")
+
+    def message(self, timeout: float = 20) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(left, 0))
+            if not ready:
+                raise AssertionError(f"no message from the server within {timeout}s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise AssertionError(f"the server closed stdout (exit code {self.proc.poll()})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
+
+    def answer(self, request_id: Any, timeout: float = 20) -> dict[str, Any]:
+        """The answer to `request_id`, skipping notifications; any other answer is a failure."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.message(max(deadline - time.monotonic(), 0.01))
+            if "id" in message:
+                assert message["id"] == request_id, f"expected the answer to {request_id!r}, got {message}"
+                return message
+
+    def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.request(request_id, "tools/call", {"name": name, "arguments": arguments})
+        return self.answer(request_id)
+
+    def assert_serving(self) -> None:
+        answer = self.call("still-there", "TaskList", {})
+        assert "result" in answer, answer
+        assert self.proc.poll() is None
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
+
+
+@contextmanager
+def serving(tmp_path: Path, *extra: str) -> Iterator[Wire]:
+    """`planning-mcp --root R` over pipes, initialized (2025-06-18 handshake)."""
+    stderr_path = tmp_path / "stderr.log"
+    with stderr_path.open("wb") as err:
+        proc = subprocess.Popen(
+            [console_script(), "--root", str(tmp_path / "root"), *extra],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=child_env(),
+            cwd=tmp_path,
+        )
+    try:
+        wire = Wire(proc)
+        client = {"name": "hostile", "version": "1"}
+        wire.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client})
+        assert "result" in wire.answer(0, timeout=30)
+        wire.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        yield wire
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+    """One server for the line-level attacks: each test also checks it still serves."""
+    with serving(tmp_path_factory.mktemp("hostile")) as w:
+        yield w
+
+
+def call_line(request_id: int, arguments: str) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"TaskList","arguments":%s}}\n' % (
+        request_id,
+        arguments.encode(),
+    )
+
+
+def nested(depth: int, kind: str) -> str:
+    if kind == "object":
+        return '{"a":' * depth + "1" + "}" * depth
+    return '{"a":' + "[" * depth + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("kind", ["object", "array"])
+@pytest.mark.parametrize("depth", [200, 10_000])
+def test_deep_nesting_gets_an_error_with_its_id(wire: Wire, depth: int, kind: str) -> None:
+    wire.send(call_line(depth, nested(depth, kind)))
+    answer = wire.answer(depth)
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert f"at most {MAX_NESTING}" in answer["error"]["message"]
+    wire.assert_serving()
+
+
+def test_nesting_within_the_limit_is_served(wire: Wire) -> None:
+    wire.send(call_line(11, nested(MAX_NESTING - 2, "object")))  # + the envelope and params
+    answer = wire.answer(11)
+    assert "result" in answer, answer  # a tool's own answer (it takes no argument "a")
+
+
+def test_a_lone_surrogate_gets_an_answer_with_its_id(wire: Wire) -> None:
+    wire.send(call_line(12, '{"plan":"\\ud800"}'))
+    answer = wire.answer(12)
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert "\\ud800" in answer["error"]["message"]
+    # A surrogate pair is an ordinary character: served (the tool refuses the plan name).
+    wire.send(call_line(13, '{"plan":"\\ud83d\\ude00"}'))
+    served = wire.answer(13)
+    assert served["result"]["isError"] is True
+    assert "\U0001f600" in served["result"]["content"][0]["text"]
+    wire.assert_serving()
+
+
+def test_a_lone_surrogate_as_the_id_is_echoed(wire: Wire) -> None:
+    wire.send(b'{"jsonrpc":"2.0","id":"\\udc00x","method":"ping"}\n')
+    answer = wire.answer("\udc00x")
+    assert answer["error"]["code"] == INVALID_REQUEST
+    wire.assert_serving()
+
+
+def test_bytes_that_are_not_utf8_are_a_parse_error(wire: Wire) -> None:
+    wire.send(call_line(14, '{"plan":"PLACEHOLDER"}').replace(b"PLACEHOLDER", b"\xff\xfe\xc3"))
+    answer = wire.answer(14)
+    assert answer["error"]["code"] == PARSE_ERROR
+    assert "UTF-8" in answer["error"]["message"]
+    wire.assert_serving()
+
+
+@pytest.mark.parametrize(
+    ("line", "request_id", "code"),
+    [
+        (b"hello", None, PARSE_ERROR),
+        (b'{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":', 15, PARSE_ERROR),
+        (b'{"jsonrpc":"2.0","id":17}', 17, INVALID_REQUEST),
+        (b'{"jsonrpc":"1.0","id":"18","method":"ping"}', "18", INVALID_REQUEST),
+        (b"[]", None, INVALID_REQUEST),
+    ],
+)
+def test_lines_that_are_not_requests_are_answered(wire: Wire, line: bytes, request_id: Any, code: int) -> None:
+    wire.send(line + b"\n")
+    answer = wire.answer(request_id)
+    assert answer["error"]["code"] == code, answer
+    wire.assert_serving()
+
+
+def test_a_5_mb_line_is_refused_and_not_kept(wire: Wire) -> None:
+    before = wire.rss_mb()
+    big = "x" * (5 * 1024 * 1024)
+    wire.send(call_line(19, json.dumps({"subject": "big", "description": big})))
+    answer = wire.answer(19)
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert str(MAX_REQUEST_BYTES) in answer["error"]["message"]
+    # A line far over the limit is dropped as it arrives, never held whole.
+    huge = b"y" * (1024 * 1024)
+    wire.send(b'{"jsonrpc":"2.0","id":20,"method":"ping","params":{"pad":"')
+    for _ in range(64):
+        wire.send(huge)
+    wire.send(b'"}}\n')
+    assert wire.answer(20)["error"]["code"] == INVALID_REQUEST
+    assert wire.rss_mb() - before < 40, f"RSS {before:.0f} -> {wire.rss_mb():.0f} MB after a 64 MB line"
+    wire.assert_serving()
+
+
+def test_a_client_that_stops_reading_does_not_grow_the_server(tmp_path: Path) -> None:
+    with serving(tmp_path) as wire:
+        tasks = [{"subject": f"task {i}", "description": "d" * 200} for i in range(8)]
+        created = wire.call(1, "PlanCreate", {"title": "Pressure", "analysis": "a", "approach": "b", "tasks": tasks})
+        assert created["result"]["isError"] is False, created
+        for i in range(200):  # warm up: the baseline is a server that has served this call
+            assert "result" in wire.call(f"warm-{i}", "TaskList", {})
+        baseline = wire.rss_mb()
+
+        total = 10_000
+        lines = [call_line(100 + i, "{}") for i in range(total)]
+        written = [0]
+
+        def flood() -> None:
+            try:
+                for start in range(0, total, 50):
+                    wire.send(b"".join(lines[start : start + 50]))
+                    written[0] = start + 50
+            except (BrokenPipeError, ValueError):
+                return  # the server was stopped at the end of the test
+
+        threading.Thread(target=flood, daemon=True).start()
+        peak, last, stalled_since = baseline, -1, time.monotonic()
+        deadline = time.monotonic() + 60
+        # Until every request is written, or the writes have not moved for 3 s (the server
+        # stopped reading), or 60 s.
+        while time.monotonic() < deadline and written[0] < total and time.monotonic() - stalled_since < 3:
+            time.sleep(0.25)
+            peak = max(peak, wire.rss_mb())
+            if written[0] != last:
+                last, stalled_since = written[0], time.monotonic()
+        peak = max(peak, wire.rss_mb())
+        assert written[0] < total, "the server read every request although its answers were not read"
+        assert peak < min(2 * baseline, baseline + 100), f"RSS {baseline:.0f} -> {peak:.0f} MB"
+
+        # Reading again: every request is answered, and the server still serves.
+        answered: set[int] = set()
+        deadline = time.monotonic() + 240
+        while len(answered) < total and time.monotonic() < deadline:
+            message = wire.message(timeout=30)
+            if "id" in message:
+                assert "result" in message, message
+                answered.add(message["id"])
+        assert answered == set(range(100, 100 + total))
+        wire.assert_serving()
+        print(f"\nnon-reading client: RSS {baseline:.0f} MB -> peak {peak:.0f} MB, writes stalled at {last} requests")
+
+
+def test_cancelled_requests_free_their_place(tmp_path: Path) -> None:
+    """A cancelled request gets no answer; it must still leave the window, or enough of
+    them would stop the server reading for good."""
+    hooks = tmp_path / "hooks.json"
+    hooks.write_text(json.dumps({"TaskCreated": [{"command": "sleep 0.3"}]}))
+    with serving(tmp_path, "--hooks", str(hooks)) as wire:
+        plan = {"title": "Cancel", "analysis": "a", "approach": "b", "tasks": [{"subject": "t", "description": "d"}]}
+        assert wire.call(1, "PlanCreate", plan)["result"]["isError"] is False
+        for i in range(40):  # more than the window holds
+            wire.request(100 + i, "tools/call", {"name": "TaskCreate", "arguments": {"subject": f"s{i}"}})
+            wire.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n' % (100 + i))
+        wire.request(999, "tools/call", {"name": "TaskList", "arguments": {}})
+        deadline = time.monotonic() + 60
+        while True:
+            message = wire.message(timeout=max(deadline - time.monotonic(), 0.01))
+            if message.get("id") == 999:
+                assert "result" in message
+                break
+        wire.assert_serving()
+
+
+def test_end_of_input_answers_what_was_read_and_exits(tmp_path: Path) -> None:
+    """The SDK's own transport answers only part of these (it cancels what is running when
+    stdin ends, and a request not yet started gets nothing): each one is answered here."""
+    with serving(tmp_path) as wire:
+        wire.send(b"".join(call_line(100 + i, "{}") for i in range(50)))
+        assert wire.proc.stdin is not None
+        wire.proc.stdin.close()
+        answered: set[int] = set()
+        while len(answered) < 50:
+            message = wire.message()
+            assert "result" in message, message
+            answered.add(message["id"])
+        assert answered == set(range(100, 150))
+        assert wire.proc.wait(timeout=20) == 0
+
+
+def test_a_client_that_closes_stdout_stops_the_server(tmp_path: Path) -> None:
+    with serving(tmp_path) as wire:
+        assert wire.proc.stdout is not None
+        wire.proc.stdout.close()
+        wire.request(1, "ping")
+        assert wire.proc.wait(timeout=20) == 0
