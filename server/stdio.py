@@ -30,6 +30,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import mcp_types as types
+from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
@@ -161,7 +162,7 @@ def _daemon(name: str, target: Callable[..., None], *args: Any) -> None:
     threading.Thread(target=target, args=args, name=f"planning-mcp {name}", daemon=True).start()
 
 
-def _read_chunks(fd: int, out: MemoryObjectSendStream[bytes], token: Any) -> None:
+def _read_chunks(fd: int, out: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
     """Thread: read stdin and hand over each chunk; the next read waits until it is taken."""
     try:
         while True:
@@ -183,7 +184,7 @@ def _write_answers(
     answers: MemoryObjectReceiveStream[SessionMessage],
     inflight: InFlight,
     stopped: Callable[[], None],
-    token: Any,
+    token: EventLoopToken,
 ) -> None:
     """Thread: write each outgoing message to stdout; a request's window slot frees only
     once its answer is in the pipe, which is what stops reading when the pipe is full."""
