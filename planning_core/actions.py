@@ -14,7 +14,7 @@ from typing import Any, Generic, TypedDict, TypeVar, Unpack
 from pydantic import BaseModel
 
 from . import render
-from .errors import PlanningError
+from .errors import CurrentPlanGone, PlanningError
 from .events import EventHooks, task_payload
 from .models import Task, TaskSpec, TodoItem
 from .outcomes import (
@@ -81,7 +81,11 @@ class Actions:
                 self.hooks.task_created(self._payload(plan, task))
 
     def _plan(self, session: Session, plan: str | None) -> str:
-        name = self.planner.resolve(plan, session.current_plan)
+        try:
+            name = self.planner.resolve(plan, session.current_plan)
+        except CurrentPlanGone:
+            session.current_plan = None  # said once; the next call falls back to the usual rule
+            raise
         if plan:
             session.current_plan = name
         return name
@@ -112,7 +116,7 @@ class Actions:
     def plan_list(self, session: Session, include_done: bool = False) -> Outcome[PlanListed]:
         plans = self.planner.summaries(include_done)
         lines = [render.plan_line(p) + (" (archived)" if p.archived else "") for p in plans]
-        text = "\n".join(lines) if lines else "No plans yet. Call PlanCreate to start one."
+        text = "\n".join(lines) or render.no_plans_text(0 if include_done else len(self.planner.store.archived_plans()))
         return Outcome(text, PlanListed(plans=plans))
 
     def plan_archive(

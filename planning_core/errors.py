@@ -6,7 +6,7 @@ tool error, so it is written for a model that must recover on its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def _ids(ids: Iterable[int]) -> str:
@@ -24,8 +24,9 @@ class InvalidInput(PlanningError):
 class InvalidPlanName(InvalidInput):
     def __init__(self, name: str) -> None:
         super().__init__(
-            f"Invalid plan name {name!r}: a plan is named by its folder, YYYY-MM-DD-<slug> "
-            "with a slug of 1-60 characters from a-z, 0-9 and '-'. Call PlanList to see the names."
+            f"Invalid plan name {name!r}: name a plan by its folder, YYYY-MM-DD-<slug> with a slug of "
+            "1-60 characters from a-z, 0-9 and '-', or by a unique part of it (e.g. add-auth). "
+            "Call PlanList to see the names."
         )
 
 
@@ -56,6 +57,39 @@ class PlanNotFound(PlanningError):
         names = ", ".join(active)
         hint = f"Active plans: {names}." if names else "There are no active plans; call PlanCreate."
         super().__init__(f"Plan {name!r} not found. {hint}")
+
+
+def _active_hint(active: Sequence[str]) -> str:
+    if not active:
+        return "There are no active plans; call PlanCreate to start one."
+    if len(active) == 1:
+        return f"The only active plan is {active[0]}; pass plan={active[0]}, or call again without plan to use it."
+    return f"Active plans: {', '.join(active)}; pass plan=<name> to choose one."
+
+
+class AmbiguousPlan(PlanningError):
+    def __init__(self, part: str, candidates: Iterable[str]) -> None:
+        super().__init__(
+            f"Plan {part!r} matches several plans: {', '.join(candidates)}. "
+            "Give the full name or a longer part of it."
+        )
+
+
+class CurrentPlanGone(PlanningError):
+    """The session's current plan left todo/ under the server (archived or removed
+    by another session or by hand). Refused rather than switched silently: a task id
+    meant for the old plan must not land in another one."""
+
+    def __init__(self, name: str, archived: bool, active: Iterable[str] = ()) -> None:
+        where = (
+            f"it was archived to done/{name} (read-only; TaskList and TaskGet with plan={name} still read it)"
+            if archived
+            else "its folder was removed or renamed outside this server"
+        )
+        super().__init__(
+            f"The session's current plan {name} no longer exists in todo/: {where}. Nothing was changed. "
+            + _active_hint(list(active))
+        )
 
 
 class NoCurrentPlan(PlanningError):
@@ -105,9 +139,11 @@ class SelfDependency(PlanningError):
 
 class TaskBlocked(PlanningError):
     def __init__(self, task_id: int, blockers: Iterable[int]) -> None:
+        blockers = set(blockers)
+        them = "it" if len(blockers) == 1 else "those"
         super().__init__(
             f"Task #{task_id} cannot start: it is blocked by unfinished {_ids(blockers)}. "
-            "Finish those first, or call TaskList with status='ready' to find work that can start."
+            f"Finish {them} first, or call TaskList with status='ready' to find work that can start."
         )
 
 
@@ -144,9 +180,25 @@ class CorruptTask(PlanningError):
     def __init__(self, plan: str, task_id: int, filename: str, reason: str) -> None:
         self.task_id = task_id
         self.filename = filename
+        self.reason = reason
         super().__init__(
             f"Task #{task_id} ({filename}) in plan {plan} cannot be read: {reason}. "
             "It was left untouched; fix or remove the file by hand. Other tasks keep working."
+        )
+
+
+class BlockerUnreadable(CorruptTask):
+    """Starting a task needs its blockers' statuses; one of them cannot be read."""
+
+    def __init__(self, plan: str, task_id: int, blocker: CorruptTask) -> None:
+        self.task_id = blocker.task_id
+        self.filename = blocker.filename
+        self.reason = blocker.reason
+        PlanningError.__init__(
+            self,
+            f"Task #{task_id} cannot start: its blocker #{blocker.task_id} cannot be read "
+            f"({blocker.filename}: {blocker.reason}). Nothing was changed. Fix or remove that file in "
+            f"plan {plan}, or call TaskUpdate with removeBlockedBy [{blocker.task_id}].",
         )
 
 

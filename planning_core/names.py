@@ -6,22 +6,61 @@ A value from a tool call reaches the file system only after passing one of these
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
+import unicodedata
+from collections.abc import Callable, Sequence
 
-from .errors import InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId
+from anyascii import anyascii
+
+from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanNotFound
 
 MAX_SLUG = 60
+MAX_PLAN_NAME = len("YYYY-MM-DD-") + MAX_SLUG
 MAX_TASK_ID = 999_999_999  # task_<N>.json names have at most 9 digits
 _SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?")
 _PLAN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})-([a-z0-9-]{1,60})")
+_PLAN_PART = re.compile(rf"[a-z0-9-]{{1,{MAX_PLAN_NAME}}}")
 _TASK_ID = re.compile(r"#?\s*(\d{1,9})")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+FALLBACK_SLUG = "plan"
+
+
+def _ascii(text: str) -> str:
+    """Letters, marks and digits transliterated to ASCII (Ü -> U, ß -> ss, 添 -> Tian);
+    anything else (punctuation, emoji, spaces) becomes a space, i.e. a word break."""
+    out = []
+    for c in unicodedata.normalize("NFC", text):
+        if c.isascii():
+            out.append(c)
+            continue
+        if unicodedata.category(c)[0] not in "LMN":
+            out.append(" ")
+            continue
+        latin = anyascii(c)
+        # Scripts without spaces between words (Chinese, Korean syllables) come out as
+        # capitalised syllables: keep each one a word, so 添加 reads tian-jia, not tianjia.
+        if unicodedata.category(c) == "Lo" and latin[:1].isupper():
+            latin = f" {latin} "
+        out.append(latin)
+    return "".join(out)
 
 
 def slugify(text: str) -> str:
-    """Lowercase ASCII letters and digits; every other run becomes '-'; 'plan' if empty."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    slug = slug[:MAX_SLUG].strip("-")
-    return slug or "plan"
+    """The slug PlanCreate derives from a title: transliterated to ASCII, lowercase letters
+    and digits, every other run '-', at most MAX_SLUG characters (cut at a word break
+    where there is one). A title with nothing to transliterate (only emoji or punctuation)
+    gives plan-<6 hex of its hash>, so two such plans stay distinguishable."""
+    slug = _NOT_SLUG.sub("-", _ascii(text).lower()).strip("-")
+    if len(slug) > MAX_SLUG:
+        cut = slug[: MAX_SLUG + 1]
+        # Cut at the last word break unless that loses more than half of the slug.
+        slug = cut[: cut.rindex("-")] if cut.rfind("-") > MAX_SLUG // 2 else slug[:MAX_SLUG]
+        slug = slug.strip("-")
+    if slug:
+        return slug
+    digest = hashlib.sha256(unicodedata.normalize("NFC", text.strip()).encode()).hexdigest()
+    return f"{FALLBACK_SLUG}-{digest[:6]}"
 
 
 def check_slug(slug: str) -> str:
@@ -53,6 +92,33 @@ def check_plan_name(name: str) -> str:
     except InvalidInput:
         raise InvalidPlanName(name) from None
     return name
+
+
+def match_plan(wanted: str, active: Sequence[str], archived: Callable[[], Sequence[str]]) -> str:
+    """The one rule for naming a plan, used by the tools and the CLI alike.
+
+    A full plan name is taken as it is (the store then says whether it exists). Anything
+    else is a part of a name: among the active plans first, then the archived ones, the
+    one plan whose name ends with `-<part>`, else the one that contains it; several
+    matches are refused with the candidates listed. Only names from the listings are
+    ever returned, so a part never reaches a path."""
+    if not isinstance(wanted, str) or not _PLAN_PART.fullmatch(wanted):
+        raise InvalidPlanName(wanted if isinstance(wanted, str) else repr(wanted))
+    if _PLAN_NAME.fullmatch(wanted):
+        try:
+            return check_plan_name(wanted)
+        except InvalidPlanName:
+            pass  # date-shaped but not a real date: it can still be a part of a name
+    pools: tuple[Callable[[], Sequence[str]], ...] = (lambda: active, archived)
+    for pool in pools:
+        names = pool()
+        for hit in (lambda n: n.endswith(f"-{wanted}"), lambda n: wanted in n):
+            hits = [n for n in names if hit(n)]
+            if len(hits) == 1:
+                return hits[0]
+            if hits:
+                raise AmbiguousPlan(wanted, hits)
+    raise PlanNotFound(wanted, active)
 
 
 def parse_task_id(value: object) -> int:

@@ -15,10 +15,11 @@ from pydantic import BaseModel, Field
 
 from . import graph, queries, validate
 from .errors import (
+    BlockerUnreadable,
     ClaimConflict,
+    CorruptTask,
     DependencyCycle,
     InvalidInput,
-    NoCurrentPlan,
     PlanningError,
     PlanNotFinished,
     PlanNotFound,
@@ -41,7 +42,7 @@ from .models import (
     TaskStatus,
     metadata_size,
 )
-from .names import check_date, check_plan_name, check_slug, parse_task_id, slugify, today
+from .names import check_date, check_slug, parse_task_id, slugify, today
 from .queries import TaskPage
 from .render import render_plan_md
 from .store import PlanStore
@@ -75,19 +76,8 @@ class Planner:
     def __init__(self, store: PlanStore) -> None:
         self.store = store
 
-    # -- which plan ------------------------------------------------------------
-
     def resolve(self, plan: str | None, current: str | None = None) -> str:
-        if plan is not None and plan != "":
-            name = check_plan_name(plan)
-            self.store.is_archived(name)  # raises PlanNotFound
-            return name
-        active = self.store.active_plans()
-        if current and current in active:
-            return current
-        if len(active) == 1:
-            return active[0]
-        raise NoCurrentPlan(active)
+        return queries.resolve_plan(self.store, plan, current)
 
     # -- plans ---------------------------------------------------------------------
 
@@ -295,7 +285,7 @@ class Planner:
             after_ids = edges["addBlocks"] + edges["removeBlocks"]
             before = task.clone()
             for b in edges["removeBlockedBy"]:
-                graph.unlink(Task(id=b, subject="gone") if b in gone else get(b), task)
+                graph.unlink(_blocker_to_unlink(b, gone, get), task)
             for c in edges["removeBlocks"]:
                 graph.unlink(task, Task(id=c, subject="gone") if c in gone else get(c))
             for b in edges["addBlockedBy"]:
@@ -317,7 +307,10 @@ class Planner:
             if status is not None and status != task.status.value:
                 new = TaskStatus(status)
                 if new is TaskStatus.IN_PROGRESS:
-                    blockers = graph.open_blockers(task, get)
+                    try:
+                        blockers = graph.open_blockers(task, get)
+                    except CorruptTask as e:
+                        raise BlockerUnreadable(plan, tid, e) from None
                     if blockers:
                         raise TaskBlocked(tid, blockers)
                 task.status = new
@@ -390,6 +383,16 @@ class Planner:
 
 _TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")
 _FIELD_NAMES = {"active_form": "activeForm", "blocked_by": "blockedBy"}
+
+
+def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
+    """A stand-in for a blocker with no file or an unreadable one: blockedBy holds the link."""
+    if b in gone:
+        return Task(id=b, subject="gone")
+    try:
+        return get(b)
+    except CorruptTask:
+        return Task(id=b, subject="unreadable")
 
 
 def _changed_fields(before: Task, after: Task) -> list[str]:

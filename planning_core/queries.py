@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from . import graph
-from .errors import InvalidInput
+from .errors import CurrentPlanGone, InvalidInput, NoCurrentPlan, PlanNotFound
 from .models import CorruptFile, PlanSummary, Task, TaskStatus
-from .names import parse_task_id
+from .names import match_plan, parse_task_id
 from .store import PlanStore
 
 DEFAULT_PAGE = 200
@@ -21,6 +21,28 @@ class TaskPage(BaseModel):
     unreadable: list[CorruptFile]
     next_cursor: str | None = None
     open_blockers: dict[int, list[int]] = Field(default_factory=dict)
+
+
+def resolve_plan(store: PlanStore, plan: str | None, current: str | None = None) -> str:
+    """The plan a call works on: `plan` (a full name or a unique part: names.match_plan),
+    else the session's current plan, else the only active plan. A current plan that has
+    left todo/ is refused (CurrentPlanGone), never replaced by another one silently."""
+    if plan is not None and plan != "":
+        name = match_plan(plan, store.active_plans(), store.archived_plans)
+        store.is_archived(name)  # raises PlanNotFound
+        return name
+    active = store.active_plans()
+    if current:
+        if current in active:
+            return current
+        try:
+            archived = store.is_archived(current)
+        except PlanNotFound:
+            archived = False
+        raise CurrentPlanGone(current, archived, active)
+    if len(active) == 1:
+        return active[0]
+    raise NoCurrentPlan(active)
 
 
 def list_tasks(

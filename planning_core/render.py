@@ -53,6 +53,17 @@ def plan_line(summary: PlanSummary) -> str:
     return line
 
 
+def no_plans_text(archived: int) -> str:
+    """PlanList's answer when it lists nothing; `archived` plans were left out of it."""
+    if not archived:
+        return "No plans yet. Call PlanCreate to start one."
+    plans = "plan is" if archived == 1 else "plans are"
+    return (
+        f"No active plans: {archived:,} {plans} archived (call PlanList with includeDone=true to see them). "
+        "Call PlanCreate to start a new one."
+    )
+
+
 def active_plans_block(summaries: Iterable[PlanSummary]) -> str:
     """The `# Active Plans` block (exact), one line per active plan, oldest first."""
     lines = [f"- {plan_line(s)}" for s in summaries if not s.archived]

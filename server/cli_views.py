@@ -14,7 +14,7 @@ from typing import Any
 from planning_core import FileStore, PlanningError, PlanSnapshot, graph
 from planning_core.errors import PlanNotFound
 from planning_core.mermaid import plans_graph
-from planning_core.names import check_plan_name
+from planning_core.names import match_plan
 from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 
@@ -79,25 +79,14 @@ def existing_store(root: Path) -> FileStore:
 
 
 def select_plans(store: FileStore, wanted: str | None) -> list[str]:
-    """No name: every active plan. A name: that plan (active or archived), or the one
-    plan whose name ends with or contains it."""
+    """No name: every active plan. A name or a unique part of one: that plan, by the rule
+    the tools' `plan` argument follows (names.match_plan)."""
     active = store.active_plans()
     if not wanted:
         return active
-    try:
-        check_plan_name(wanted)
-        store.is_archived(wanted)
-        return [wanted]
-    except PlanningError:
-        pass
-    everything = active + store.archived_plans()
-    for test in (lambda n: n.endswith(f"-{wanted}"), lambda n: wanted in n):
-        hits = [n for n in everything if test(n)]
-        if len(hits) == 1:
-            return hits
-        if len(hits) > 1:
-            raise ViewError(f"{wanted!r} matches several plans ({', '.join(hits)}); give the full name")
-    raise PlanNotFound(wanted, active)
+    name = match_plan(wanted, active, store.archived_plans)
+    store.is_archived(name)  # raises PlanNotFound
+    return [name]
 
 
 def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:

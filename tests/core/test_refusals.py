@@ -20,6 +20,7 @@ from planning_core import (
     InvalidTaskId,
     Planner,
     PlanningError,
+    PlanNotFound,
     SelfDependency,
     TaskBlocked,
     TaskNotFound,
@@ -139,7 +140,10 @@ def test_invalid_plan_names(planner: Planner, store: FileStore, plan: str, bad: 
     _refused(store, lambda: store.read_plan_md(bad), InvalidPlanName)
     _refused(store, lambda: planner.archive(bad, force=True), InvalidPlanName)
     if bad:  # an empty plan means "the current plan"
-        _refused(store, lambda: planner.resolve(bad), InvalidPlanName)
+        # The plan argument also takes a part of a name (a-z, 0-9, '-'): such a part that
+        # matches nothing is "not found"; anything else is refused as an invalid name.
+        part = re.fullmatch(r"[a-z0-9-]{1,71}", bad) is not None
+        _refused(store, lambda: planner.resolve(bad), PlanNotFound if part else InvalidPlanName)
 
 
 @pytest.mark.parametrize("bad", ["Bad", "a b", "../x", "x/y", "a" * 61, "-a", "add_auth", "é", "x\x00"])

@@ -407,7 +407,8 @@ async def test_archive_refuses_then_force_moves_to_done(
         assert "done/" in text(archived)
         assert not (root / "todo" / SEED_NAME).exists()
         assert sorted(p.name for p in (root / "done" / SEED_NAME).iterdir()) == files  # moved, not deleted
-        assert text(await ok(c, "PlanList")).startswith("No plans")
+        listed = text(await ok(c, "PlanList"))
+        assert listed.startswith("No active plans: 1 plan is archived") and "includeDone=true" in listed
         assert SEED_NAME in text(await ok(c, "PlanList", {"includeDone": True}))
         # An archived plan is read-only.
         refused = await c.call_tool("TaskCreate", {"subject": "s", "description": "d", "plan": SEED_NAME})
@@ -461,7 +462,7 @@ async def test_slug_from_title(connect: Any, ok: Any) -> None:
         )
         assert made.structured_content["plan"]["name"] == "2026-05-04-fix-the-big-bug"
         made = await ok(c, "PlanCreate", {"title": "添加认证", "analysis": "a", "approach": "b", "date": "2026-05-04"})
-        assert made.structured_content["plan"]["name"] == "2026-05-04-plan"
+        assert made.structured_content["plan"]["name"] == "2026-05-04-tian-jia-ren-zheng"
         made = await ok(
             c, "PlanCreate", {"title": "x", "analysis": "a", "approach": "b", "date": "2026-05-04", "name": "my-slug"}
         )
