@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from planning_core import FileStore, Planner
+from tests.support.files import assert_mirrored_on_disk
+from tests.support.procs import child_env, wait_until
 
-from ._helpers import assert_mirrored_on_disk
-
-REPO = Path(__file__).resolve().parents[2]
 WORKERS = 6
 PER_WORKER = 30
 SEEDS = 3
@@ -25,7 +22,8 @@ from planning_core import FileStore, Planner
 
 root, plan, k, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
 planner = Planner(FileStore(root, lock_timeout=60))
-while not go.exists():
+(go.parent / f"ready-{k}").touch()                   # up and imported: tell the parent
+while not go.exists():                               # then all start at once
     time.sleep(0.005)
 ids, edges, completed = [], [], []
 for j in range(n):
@@ -53,19 +51,25 @@ def test_six_processes_one_plan(planner: Planner, store: FileStore, tmp_path: Pa
     snap = planner.create_plan("Race", date="2026-05-28", tasks=[{"subject": f"seed {i}"} for i in range(SEEDS)])
     name, folder = snap.name, store.todo / snap.name
     go = tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, str(store.root), name, str(k), str(PER_WORKER), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=child_env(),
         )
         for k in range(WORKERS)
     ]
-    time.sleep(0.3)
-    go.touch()
+    try:
+        # The handshake: every worker has said it is ready, so the go starts a real race.
+        wait_until(
+            lambda: all((tmp_path / f"ready-{k}").exists() or procs[k].poll() is not None for k in range(WORKERS)),
+            "every worker ready",
+            timeout=60,
+        )
+    finally:
+        go.touch()
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from planning_core import CorruptTask, FileStore, Planner, TaskStatus
 from planning_core.render import startup_summary, task_board
-
-from ._helpers import assert_mirrored_on_disk, build_contract_plan, read_task_file, tree_state
-
-
-@pytest.fixture
-def plan(planner: Planner) -> str:
-    return build_contract_plan(planner)
+from tests.support.files import assert_mirrored_on_disk, edit_task, read_task_file, tree_state
 
 
 def test_disagreeing_blocks_is_repaired(planner: Planner, store: FileStore, plan: str) -> None:
     folder = store.todo / plan
     for task_id, wrong in ((1, [4]), (4, [1, 2])):
-        path = folder / f"task_{task_id}.json"
-        data = json.loads(path.read_text())
-        data["blocks"] = wrong
-        path.write_text(json.dumps(data, indent=2))
+        edit_task(folder, task_id, blocks=wrong)
     snap = store.snapshot(plan)
     assert snap.tasks[1].blocks == [2, 3]
     assert snap.tasks[4].blocks == []

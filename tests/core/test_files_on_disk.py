@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from planning_core import FileStore, Planner, TaskStatus
-
-from ._helpers import SEED_FIELDS, SUBJECTS, assert_mirrored_on_disk, read_task_file
+from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk, read_task_file
+from tests.support.seed import SUBJECTS
 
 
 def _build_by_calls(planner: Planner) -> str:

@@ -12,8 +12,7 @@ import pytest
 from planning_core import FileStore, Planner, StorageError, Task
 from planning_core.errors import TaskIdsExhausted
 from planning_core.names import MAX_TASK_ID
-
-from ._helpers import tree_state
+from tests.support.files import tree_state
 
 LAST = MAX_TASK_ID
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from planning_core import FileStore, Planner, TaskNotFound
-
-from ._helpers import assert_mirrored_on_disk, read_task_file
+from tests.support.files import assert_mirrored_on_disk, read_task_file
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ from planning_core.actions import Actions
 from planning_core.errors import AmbiguousPlan, BlockerUnreadable, CurrentPlanGone, InvalidPlanName, PlanNotFound
 from planning_core.names import MAX_SLUG, slugify
 from planning_core.session import Session
-
-from ._helpers import tree_state
+from tests.support.files import tree_state
 
 SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from planning_core import FileStore, InvalidInput, InvalidSlug, Planner
-
-from ._helpers import tree_state
+from tests.support.files import tree_state
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from planning_core import (
     PlanNotFound,
     Progress,
 )
-
-from ._helpers import build_contract_plan, tree_state
+from tests.support.files import tree_state
+from tests.support.seed import seed_plan
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_resolve_current_plan(planner: Planner) -> None:
 
 
 def test_archive_refuses_unfinished_then_forces(planner: Planner, store: FileStore) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     before = tree_state(store.root)
     with pytest.raises(PlanNotFinished) as info:
         planner.archive(name)
@@ -153,7 +153,7 @@ def test_archive_refuses_unfinished_then_forces(planner: Planner, store: FileSto
 
 
 def test_archive_finished_plan_without_force(planner: Planner, store: FileStore) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     planner.update_task(name, 3, status="completed")
     assert planner.update_task(name, 4, status="completed").all_done
     planner.archive(name)

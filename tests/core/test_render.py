@@ -11,8 +11,7 @@ from planning_core.render import (
     task_line,
     updated_text,
 )
-
-from ._helpers import build_contract_plan
+from tests.support.seed import seed_plan
 
 CONTRACT_SUMMARY = """\
 [Session Plan] Active tasks:
@@ -28,7 +27,7 @@ def test_active_plans_block_none(planner: Planner) -> None:
 
 
 def test_active_plans_block_exact(planner: Planner) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     assert active_plans_block(planner.summaries()) == (
         '# Active Plans\n- 2026-05-28-add-auth [2/4 done] current: "Add login endpoint"'
     )
@@ -44,12 +43,12 @@ def test_active_plans_block_exact(planner: Planner) -> None:
 
 
 def test_startup_summary_exact(planner: Planner, store: FileStore) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     assert startup_summary([store.snapshot(name)]) == CONTRACT_SUMMARY
 
 
 def test_task_lines_exact(planner: Planner) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     page = planner.list_tasks(name)
     lines = [task_line(t, page.open_blockers.get(t.id, ())) for t in page.tasks]
     assert lines == [
@@ -75,7 +74,7 @@ def test_task_lines_exact(planner: Planner) -> None:
 
 
 def test_created_and_updated_texts(planner: Planner) -> None:
-    name = build_contract_plan(planner)
+    name = seed_plan(planner)
     t = planner.create_task(name, "Add password reset", "mail a link")
     assert created_text(t) == "Task #5 created successfully: Add password reset"
     c = planner.update_task(name, 5, status="in_progress", owner="zoe", add_blocked_by=[1])

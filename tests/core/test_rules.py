@@ -8,13 +8,7 @@ import pytest
 
 from planning_core import FileStore, Planner, TaskStatus
 from planning_core.render import updated_text
-
-from ._helpers import SEED_FIELDS, assert_mirrored_on_disk, build_contract_plan, read_task_file, tree_state
-
-
-@pytest.fixture
-def plan(planner: Planner) -> str:
-    return build_contract_plan(planner)
+from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk, read_task_file, tree_state
 
 
 @pytest.mark.parametrize("task_id", [3, "3", "#3", " #3 "])

@@ -3,7 +3,6 @@ nothing is reported as done that was not (found in review; each once failed)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -12,8 +11,7 @@ import pytest
 
 from planning_core import FileStore, Planner, TaskStatus, atomicfile
 from planning_core.errors import ArchiveExists, InvalidTaskId, StorageError
-
-from ._helpers import tree_state
+from tests.support.files import edit_task, tree_state
 
 
 def _plan(planner: Planner, n: int = 3) -> str:
@@ -21,16 +19,9 @@ def _plan(planner: Planner, n: int = 3) -> str:
     return planner.create_plan("Stale", date="2026-05-28", tasks=tasks).name
 
 
-def _edit(folder: Path, task_id: int, **fields: object) -> None:
-    path = folder / f"task_{task_id}.json"
-    data = json.loads(path.read_text())
-    data.update(fields)
-    path.write_text(json.dumps(data))
-
-
 def test_delete_clears_dependents_even_when_blocks_is_stale(planner: Planner, store: FileStore) -> None:
     plan = _plan(planner)
-    _edit(store.todo / plan, 1, blocks=[])  # a crash or a hand edit lost the mirror
+    edit_task(store.todo / plan, 1, blocks=[])  # a crash or a hand edit lost the mirror
     planner.update_task(plan, 1, status="deleted")
     for i in (2, 3):
         assert planner.get_task(plan, i).blocked_by == []
@@ -46,7 +37,7 @@ def test_a_dangling_blocker_does_not_block(planner: Planner, store: FileStore) -
 
 def test_add_blocks_writes_the_neighbour_when_only_it_changes(planner: Planner, store: FileStore) -> None:
     plan = _plan(planner)
-    _edit(store.todo / plan, 3, blocks=[2])  # stale: #2 does not list #3 as a blocker
+    edit_task(store.todo / plan, 3, blocks=[2])  # stale: #2 does not list #3 as a blocker
     change = planner.update_task(plan, 3, add_blocks=[2])
     assert change.changed == ["blocks"]
     assert 3 in planner.get_task(plan, 2).blocked_by
@@ -144,6 +135,6 @@ def test_completion_never_names_a_task_it_does_not_block(planner: Planner, store
     plan = planner.create_plan(
         "Stale", date="2026-05-28", tasks=[{"subject": "a"}, {"subject": "b", "blockedBy": [1]}, {"subject": "c"}]
     ).name
-    _edit(store.todo / plan, 1, blocks=[3])  # stale: #3 is not blocked by #1, #2 is
+    edit_task(store.todo / plan, 1, blocks=[3])  # stale: #3 is not blocked by #1, #2 is
     change = planner.update_task(plan, 1, status="completed")
     assert 3 not in [t.id for t in change.unblocked]
