@@ -1,5 +1,6 @@
-"""HTTP and SSE: loopback by default with DNS-rebinding protection, a bearer token
-required for any other address (and on every request once configured)."""
+"""HTTP and SSE: loopback by default with DNS-rebinding protection (Host and Origin must name
+the served address and port), a bearer token required for any other address (and on every
+request once configured); streamable HTTP streams are resumable (server/eventstore.py)."""
 
 from __future__ import annotations
 
@@ -53,28 +54,55 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def security_for(host: str) -> TransportSecuritySettings:
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+DEFAULT_HTTP_PORT = 80  # the one port a client leaves out of Host and Origin
+
+
+def security_for(host: str, port: int) -> TransportSecuritySettings:
+    """Loopback: only the loopback names with the port actually served, compared exactly.
+
+    No `name:*` patterns: the SDK matches those as a prefix (`127.0.0.1:*` accepts
+    `127.0.0.1:8123.evil.com` and `127.0.0.1:8123@evil.com`), while plain entries are compared
+    exactly."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     if is_loopback(host):
+        served = f"[{host}]" if ":" in host else host  # e.g. 127.0.0.2, also loopback
+        names = list(dict.fromkeys((*LOOPBACK_NAMES, served)))
+        hosts = [f"{name}:{port}" for name in names]
+        if port == DEFAULT_HTTP_PORT:
+            hosts += names
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+            allowed_hosts=hosts,
+            allowed_origins=[f"http://{h}" for h in hosts],
         )
     # Off loopback the Host header is whatever name clients use; the token guards access.
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
-def build_app(server: MCPServer[Any], transport: Transport, host: str, token: str | None) -> Any:
+def check_token(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise ServeError(
-            f"refusing to serve on {host} without a token: pass --token T or set PLANNING_MCP_TOKEN "
-            "(or bind 127.0.0.1)"
+            f"refusing to serve on {host} without a token: pass --token T or set PLANNING_MCP_TOKEN (or bind 127.0.0.1)"
         )
-    security = security_for(host)
+
+
+def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int, token: str | None) -> Any:
+    """The ASGI app for `host:port`, the port as bound (the Host and Origin checks name it)."""
+    check_token(host, token)
+    security = security_for(host, port)
+    app: Any
     if transport == "http":
-        app = server.streamable_http_app(transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
+        from .eventstore import BoundedEventStore, SessionScope
+
+        app = SessionScope(
+            server.streamable_http_app(
+                transport_security=security,
+                max_request_body_size=MAX_REQUEST_BYTES,
+                event_store=BoundedEventStore(),
+            )
+        )
     else:
         app = server.sse_app(transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
     return BearerAuth(app, token) if token else app
@@ -82,7 +110,9 @@ def build_app(server: MCPServer[Any], transport: Transport, host: str, token: st
 
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # with proto 0 each answer waited for the client's delayed ACK: 45-48 ms a ping, now 3-6 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -99,11 +129,13 @@ def serve(
     to start (no token off loopback, port in use) is the one line on stderr."""
     import uvicorn
 
-    app = build_app(server, transport, host, token)
+    check_token(host, token)  # before binding: a refusal must not hold the port even briefly
     sock = bind(host, port)
+    bound = int(sock.getsockname()[1])  # --port 0 picks one; the Host/Origin checks need the real one
+    app = build_app(server, transport, host, bound, token)
     if banner:
         print(banner, file=sys.stderr, flush=True)
     path = "/mcp" if transport == "http" else "/sse"
-    print(f"planning-mcp: serving http://{host}:{sock.getsockname()[1]}{path}", file=sys.stderr, flush=True)
+    print(f"planning-mcp: serving http://{host}:{bound}{path}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
