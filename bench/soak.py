@@ -3,7 +3,8 @@ files after every kill; optionally kill real stdio servers too.
 
     .venv/bin/python bench/soak.py --kills 5000 [--server-kills 50] [--root DIR] [--seed N]
 
-Same rounds and audit as tests/reliability/test_crashes.py (tests/reliability/crashkit.py).
+Same rounds and audit as tests/reliability/test_crashes.py: both use bench/crashkit.py
+and bench/audit.py.
 Exit status 0 when every audit was clean, 1 at the first problem (the root is kept)."""
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.audit import graph_problems, read_tasks, temp_files  # noqa: E402
+from bench.crashkit import Tally, audit, one_round, server_round, setup  # noqa: E402
 from planning_core import FileStore  # noqa: E402
-from tests.reliability._disk import graph_problems, read_tasks  # noqa: E402
-from tests.reliability.crashkit import Tally, audit, one_round, server_round, setup, temp_files  # noqa: E402
 
 
 def main() -> int:

@@ -8,18 +8,16 @@ from __future__ import annotations
 import os
 import random
 import re
-import sys
 import time
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from planning_core import FileStore, Planner
+from bench.audit import graph_problems, read_tasks
+from tests.support.mcp import server_params, text_of
+from tests.support.seed import make_plan
 
-from ._disk import graph_problems, read_tasks, text
-
-REPO = Path(__file__).resolve().parents[2]
 PROCS = int(os.environ.get("RELIABILITY_PROCS", "8"))
 OPS = int(os.environ.get("RELIABILITY_OPS", "100"))
 CLAIM_TARGETS = 4
@@ -28,7 +26,7 @@ FIGURES: dict[str, object] = {}
 
 
 async def worker(w: int, root: Path, plan: str, pool: list[int], log: dict[str, list], rng: random.Random) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "--root", str(root)], cwd=str(REPO))
+    params = server_params(root)
     mine: dict[int, str] = {}  # task id -> last acknowledged subject
     claims_at = set(range(OPS // 2, OPS // 2 + CLAIM_TARGETS))
     targets = list(range(1, CLAIM_TARGETS + 1))
@@ -39,7 +37,7 @@ async def worker(w: int, root: Path, plan: str, pool: list[int], log: dict[str, 
                 r = await c.call_tool(
                     "TaskUpdate", {"taskId": target, "status": "in_progress", "owner": f"w{w}", "plan": plan}
                 )
-                log["claims"].append((target, w, not r.is_error, text(r)))
+                log["claims"].append((target, w, not r.is_error, text_of(r)))
                 continue
             kind = rng.choices(["create", "update", "link"], weights=[5, 2, 3])[0] if mine else "create"
             if kind == "create":
@@ -48,8 +46,8 @@ async def worker(w: int, root: Path, plan: str, pool: list[int], log: dict[str, 
                     args["blockedBy"] = [rng.choice(pool)]
                 r = await c.call_tool("TaskCreate", args)
                 if not r.is_error:
-                    m = CREATED.search(text(r))
-                    assert m, text(r)
+                    m = CREATED.search(text_of(r))
+                    assert m, text_of(r)
                     tid = int(m.group(1))
                     mine[tid] = args["subject"]  # type: ignore[assignment]
                     pool.append(tid)
@@ -57,18 +55,18 @@ async def worker(w: int, root: Path, plan: str, pool: list[int], log: dict[str, 
                     for b in args.get("blockedBy", []):  # type: ignore[attr-defined]
                         log["edges"].append((tid, b))
                 else:
-                    log["create_errors"].append(text(r))
+                    log["create_errors"].append(text_of(r))
             elif kind == "update":
                 tid = rng.choice(list(mine))
                 subject = f"w{w}-op{op}-renamed"
                 r = await c.call_tool("TaskUpdate", {"taskId": tid, "subject": subject, "plan": plan})
-                assert not r.is_error, text(r)
+                assert not r.is_error, text_of(r)
                 mine[tid] = subject
             else:
                 a = rng.choice(list(mine))
                 b = rng.choice(pool)
                 r = await c.call_tool("TaskUpdate", {"taskId": f"#{a}", "addBlockedBy": [str(b)], "plan": plan})
-                t = text(r)
+                t = text_of(r)
                 if not r.is_error:
                     log["edges"].append((a, b))
                 elif "cycle" in t:
@@ -82,15 +80,8 @@ async def worker(w: int, root: Path, plan: str, pool: list[int], log: dict[str, 
 
 async def test_processes_writing_one_plan_lose_nothing(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    store = FileStore(root)
-    store.ensure_writable()
-    snap = Planner(store).create_plan(
-        "Concurrency",
-        name="concurrency",
-        date="2026-05-28",
-        tasks=[{"subject": f"claim me {i}", "description": ""} for i in range(1, CLAIM_TARGETS + 1)],
-    )
-    plan = snap.name
+    targets = [{"subject": f"claim me {i}", "description": ""} for i in range(1, CLAIM_TARGETS + 1)]
+    plan = make_plan(root, "concurrency", targets).name
     pool: list[int] = []  # ids any worker may link to (claim targets excluded)
     log: dict[str, list] = {
         k: [] for k in ("created", "edges", "cycles", "self", "claims", "subjects", "create_errors")

@@ -3,7 +3,6 @@ acknowledged, leaves no lock behind, and its temp files are ignored then cleaned
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -14,27 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from planning_core import FileStore, Planner
-from server.cli import _recover
-
-from ._disk import graph_problems, read_tasks
-from .crashkit import (
+from bench.audit import dangling, graph_problems, read_tasks, temp_files
+from bench.crashkit import (
     LOCK_TIMEOUT,
     PLAN_DATE,
     PLAN_SLUG,
     Tally,
     audit,
-    dangling,
     one_round,
     run_killed_at,
+    server_round,
     setup,
-    temp_files,
 )
+from planning_core import FileStore, Planner
+from server.cli import _recover
+from tests.support.files import edit_task
+from tests.support.mcp import server_params
 
 KILLS = int(os.environ.get("RELIABILITY_KILLS", "220"))
-REPO = Path(__file__).resolve().parents[2]
 FIGURES: dict[str, object] = {}
 
 
@@ -58,7 +56,7 @@ def test_kill_9_writers_lose_nothing(tmp_path: Path) -> None:
     snap = FileStore(root).snapshot(plan)
     assert not snap.corrupt and max(snap.tasks) <= max(tally.acked) + 1
     # ... and cleaned by a server start (which also rewrites lagging `blocks`).
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "--root", str(root)], cwd=str(REPO))
+    params = server_params(root)
 
     async def start_server() -> None:
         with anyio.fail_after(60):
@@ -99,8 +97,6 @@ def test_repair_cleans_temp_files_and_mirrors(tmp_path: Path) -> None:
 
 def test_kill_9_real_servers(tmp_path: Path) -> None:
     """The same audit, killing real `python -m server` processes mid-stream (slower: a few rounds)."""
-    from .crashkit import server_round
-
     root = tmp_path / "root"
     plan = setup(root)
     tally = Tally()
@@ -186,11 +182,8 @@ def _seed(root: Path, damaged: bool) -> None:
     Planner(FileStore(root)).create_plan("Crash", name=PLAN_SLUG, date=PLAN_DATE, tasks=SEED)
     if damaged:  # what a crash of an older version or a hand edit leaves
         folder = root / "todo" / PLAN
-        for task_id, key, value in ((1, "blocks", [2]), (5, "blockedBy", [9])):
-            path = folder / f"task_{task_id}.json"
-            data = json.loads(path.read_text())
-            data[key] = value
-            path.write_text(json.dumps(data))
+        edit_task(folder, 1, blocks=[2])
+        edit_task(folder, 5, blockedBy=[9])
         (folder / ".task_3.json.4242.0badc0de.tmp").write_text("{")
 
 

@@ -18,10 +18,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from planning_core import FileStore, Planner
+from bench.audit import graph_problems, read_tasks
 from server.app import build_server
-
-from ._disk import graph_problems, read_tasks, text, tree_state
+from tests.support.files import tree_state
+from tests.support.mcp import text_of
+from tests.support.seed import make_plan
 
 PLAN = "2026-05-28-disk"
 
@@ -69,16 +70,8 @@ def read_only(folder: Path) -> Iterator[str]:
         _umount(folder)
 
 
-def make_plan(root: Path) -> Path:
-    store = FileStore(root)
-    store.ensure_writable()
-    Planner(store).create_plan(
-        "Disk",
-        name="disk",
-        date="2026-05-28",
-        tasks=[{"subject": "a", "description": ""}, {"subject": "b", "description": "", "blockedBy": [1]}],
-    )
-    return root / "todo" / PLAN
+def disk_plan(root: Path) -> Path:
+    return make_plan(root, "disk", [{"subject": "a", "description": ""}, {"subject": "b", "blockedBy": [1]}])
 
 
 WRITES = [
@@ -98,10 +91,10 @@ async def _refused_writes(root: Path, folder: Path, writes: list[tuple[str, dict
         async with Client(build_server(root, lock_timeout=2)) as c:
             for tool, args in writes:
                 r = await c.call_tool(tool, {**args, "plan": PLAN})
-                assert r.is_error, (tool, args, text(r))
-                messages.append(text(r))
+                assert r.is_error, (tool, args, text_of(r))
+                messages.append(text_of(r))
             r = await c.call_tool("TaskList", {"plan": PLAN})  # reads still work
-            assert not r.is_error and "#2 [pending] b" in text(r)
+            assert not r.is_error and "#2 [pending] b" in text_of(r)
     assert tree_state(root) == before, "a refused write changed the files"
     return messages
 
@@ -109,7 +102,7 @@ async def _refused_writes(root: Path, folder: Path, writes: list[tuple[str, dict
 @pytest.mark.parametrize("lock_exists", [True, False])
 async def test_read_only_plan_folder(tmp_path: Path, lock_exists: bool) -> None:
     root = tmp_path / "root"
-    folder = make_plan(root)
+    folder = disk_plan(root)
     if lock_exists:
         (folder / ".lock").touch()
     with read_only(folder) as how:
@@ -128,7 +121,7 @@ async def test_full_disk(tmp_path: Path) -> None:
         pytest.skip("cannot mount a small tmpfs here (needs root); ENOSPC is not simulated")
     try:
         root = mnt / "root"
-        folder = make_plan(root)
+        folder = disk_plan(root)
         (folder / ".lock").touch()
         filler = mnt / "filler"
         fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
@@ -150,7 +143,7 @@ async def test_full_disk(tmp_path: Path) -> None:
         filler.unlink()  # space again: the same store works
         async with Client(build_server(root, lock_timeout=2)) as c:
             r = await c.call_tool("TaskCreate", {"subject": "after", "description": "", "plan": PLAN})
-            assert not r.is_error and "#3 " in text(r), text(r)
+            assert not r.is_error and "#3 " in text_of(r), text_of(r)
         tasks, bad = read_tasks(folder)
         assert bad == [] and graph_problems(tasks) == [] and set(tasks) == {1, 2, 3}
     finally:

@@ -14,29 +14,23 @@ import anyio
 import pytest
 from mcp import Client
 
-from planning_core import FileStore, Planner
+from bench.audit import graph_problems, read_tasks
+from planning_core import FileStore
 from server.app import build_server
-
-from ._disk import graph_problems, read_tasks, text, tree_state
+from tests.support.files import tree_state
+from tests.support.mcp import text_of
+from tests.support.seed import chain, make_plan
 
 PLAN = "2026-05-28-fragile"
 
 
-def make_plan(root: Path, n: int = 3) -> Path:
-    store = FileStore(root)
-    store.ensure_writable()
-    Planner(store).create_plan(
-        "Fragile",
-        name="fragile",
-        date="2026-05-28",
-        tasks=[{"subject": f"t{i}", "description": "", "blockedBy": [i - 1] if i > 1 else []} for i in range(1, n + 1)],
-    )
-    return root / "todo" / PLAN
+def fragile_plan(root: Path, n: int = 3) -> Path:
+    return make_plan(root, "fragile", chain(n))
 
 
 async def test_held_lock_gives_busy_error_not_a_hang(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    folder = make_plan(root)
+    folder = fragile_plan(root)
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -56,12 +50,12 @@ async def test_held_lock_gives_busy_error_not_a_hang(tmp_path: Path) -> None:
                 t0 = time.monotonic()
                 r = await c.call_tool("TaskCreate", {"subject": "x", "description": "y", "plan": PLAN})
                 waited = time.monotonic() - t0
-                assert r.is_error and "busy" in text(r).lower(), text(r)
+                assert r.is_error and "busy" in text_of(r).lower(), text_of(r)
                 assert 0.4 <= waited < 5, waited
                 r = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "in_progress", "owner": "a", "plan": PLAN})
-                assert r.is_error and "busy" in text(r).lower()
+                assert r.is_error and "busy" in text_of(r).lower()
                 r = await c.call_tool("TaskList", {"plan": PLAN})  # reads need no lock
-                assert not r.is_error and "#3" in text(r)
+                assert not r.is_error and "#3" in text_of(r)
         assert tree_state(folder) == before  # nothing written
     finally:
         holder.kill()
@@ -70,14 +64,14 @@ async def test_held_lock_gives_busy_error_not_a_hang(tmp_path: Path) -> None:
     with anyio.fail_after(20):
         async with Client(build_server(root, lock_timeout=0.5)) as c:
             r = await c.call_tool("TaskCreate", {"subject": "x", "description": "y", "plan": PLAN})
-            assert not r.is_error, text(r)
+            assert not r.is_error, text_of(r)
 
 
 @pytest.fixture
 def damaged(tmp_path: Path) -> dict[str, object]:
     """A plan with 5 tasks, then every kind of damage at once."""
     root = tmp_path / "sandbox" / "root"
-    folder = make_plan(root, n=5)
+    folder = fragile_plan(root, n=5)
     outside = tmp_path / "sandbox" / "outside.json"
     outside.write_text(json.dumps({"id": 5, "subject": "not yours", "status": "pending"}))
     secret = tmp_path / "sandbox" / "secret.txt"
@@ -106,7 +100,7 @@ async def test_damaged_files_are_reported_and_never_written(damaged: dict[str, o
     with anyio.fail_after(30):
         async with Client(build_server(root, lock_timeout=2)) as c:
             r = await c.call_tool("TaskList", {"plan": PLAN})
-            board = text(r)
+            board = text_of(r)
             assert not r.is_error, board
             for name in ("task_2.json", "task_3.json", "task_5.json", "task_9.json"):
                 assert name in board, f"{name} not reported in TaskList:\n{board}"
@@ -114,7 +108,7 @@ async def test_damaged_files_are_reported_and_never_written(damaged: dict[str, o
             assert "notes.txt" not in board and "task_abc" not in board
             for tid in (2, 3, 5, 9):
                 r = await c.call_tool("TaskGet", {"taskId": tid, "plan": PLAN})
-                assert r.is_error and f"task_{tid}.json" in text(r), text(r)
+                assert r.is_error and f"task_{tid}.json" in text_of(r), text_of(r)
             # Writes touching a damaged task are refused, naming the file.
             for args in (
                 {"taskId": 2, "status": "completed"},
@@ -125,24 +119,24 @@ async def test_damaged_files_are_reported_and_never_written(damaged: dict[str, o
                 {"taskId": 3, "description": "fix by overwriting"},
             ):
                 r = await c.call_tool("TaskUpdate", {**args, "plan": PLAN})
-                assert r.is_error, (args, text(r))
+                assert r.is_error, (args, text_of(r))
             r = await c.call_tool("TaskCreate", {"subject": "n", "description": "", "blockedBy": [5], "plan": PLAN})
             assert r.is_error
             # The rest keeps working, with fresh ids despite the low high-water mark.
             r = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "completed", "plan": PLAN})
-            assert not r.is_error, text(r)
+            assert not r.is_error, text_of(r)
             ids = []
             for _ in range(2):
                 r = await c.call_tool("TaskCreate", {"subject": "fresh", "description": "", "plan": PLAN})
-                assert not r.is_error, text(r)
-                ids.append(int(text(r).split("#")[1].split()[0]))
+                assert not r.is_error, text_of(r)
+                ids.append(int(text_of(r).split("#")[1].split()[0]))
             assert ids == [10, 11], ids
             r = await c.call_tool("TaskUpdate", {"taskId": 11, "status": "deleted", "plan": PLAN})
             assert not r.is_error
             r = await c.call_tool("TaskCreate", {"subject": "after delete", "description": "", "plan": PLAN})
-            assert "#12 " in text(r), text(r)  # a deleted id is never reused
+            assert "#12 " in text_of(r), text_of(r)  # a deleted id is never reused
             r = await c.call_tool("PlanList", {})
-            assert not r.is_error and PLAN in text(r)
+            assert not r.is_error and PLAN in text_of(r)
             res = await c.read_resource(f"plans://{PLAN}")
             assert "plan.md is missing" in res.contents[0].text
     for n, b in before.items():
@@ -160,7 +154,7 @@ async def test_damaged_files_are_reported_and_never_written(damaged: dict[str, o
 async def test_symlinked_lock_highwatermark_and_plan_folder_are_not_followed(tmp_path: Path) -> None:
     sandbox = tmp_path / "sandbox"
     root = sandbox / "root"
-    folder = make_plan(root)
+    folder = fragile_plan(root)
     target = sandbox / "victim.txt"
     target.write_text("precious\n")
     (folder / ".highwatermark").unlink()
@@ -172,20 +166,20 @@ async def test_symlinked_lock_highwatermark_and_plan_folder_are_not_followed(tmp
     with anyio.fail_after(30):
         async with Client(build_server(root, lock_timeout=2)) as c:
             r = await c.call_tool("TaskCreate", {"subject": "a", "description": "", "plan": PLAN})
-            assert not r.is_error and "#4 " in text(r), text(r)  # the mark is replaced, not written through
+            assert not r.is_error and "#4 " in text_of(r), text_of(r)  # the mark is replaced, not written through
             assert not (folder / ".highwatermark").is_symlink()
             r = await c.call_tool("TaskCreate", {"subject": "b", "description": "", "plan": "2026-05-28-linked"})
             assert r.is_error
             r = await c.call_tool("PlanList", {})
-            assert "linked" not in text(r)
+            assert "linked" not in text_of(r)
             (folder / ".lock").unlink(missing_ok=True)
             (folder / ".lock").symlink_to(target)
             snapshot = tree_state(folder)
             for args in ({"subject": "c", "description": ""},):
                 r = await c.call_tool("TaskCreate", {**args, "plan": PLAN})
-                assert r.is_error and ".lock" in text(r), text(r)  # a clear refusal, not a crash
+                assert r.is_error and ".lock" in text_of(r), text_of(r)  # a clear refusal, not a crash
             r = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "completed", "plan": PLAN})
-            assert r.is_error and ".lock" in text(r), text(r)
+            assert r.is_error and ".lock" in text_of(r), text_of(r)
             assert tree_state(folder) == snapshot
     assert tree_state(sandbox, skip=root) == before
     tasks, bad = read_tasks(folder)

@@ -19,11 +19,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from planning_core import FileStore, Planner
 from planning_core.taskfiles import MAX_TASK_FILE_BYTES
-from tests.e2e._support import child_env, console_script, run_cli, serving
-
-from ._raw_stdio import RawStdio, text_of
+from tests.support.mcp import text_of
+from tests.support.procs import child_env, console_script, run_cli, serving
+from tests.support.raw_stdio import RawStdio
+from tests.support.seed import make_plan
 
 PLAN = "2026-05-28-fifo"
 PROMPT = 2.0  # seconds: far longer than any of these answers takes, far shorter than a hang
@@ -34,12 +34,7 @@ FIGURES: dict[str, float] = {}
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "root"
-    store = FileStore(r)
-    store.ensure_writable()
-    Planner(store).create_plan(
-        "Fifo plan", "a", "b", name="fifo", date="2026-05-28",
-        tasks=[{"subject": f"Task {i}"} for i in range(1, 5)],
-    )
+    make_plan(r, "fifo", [{"subject": f"Task {i}"} for i in range(1, 5)], title="Fifo plan", analysis="a", approach="b")
     return r
 
 

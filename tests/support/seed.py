@@ -18,9 +18,10 @@ APPROACH = "JWT with a middleware."
 
 # Each task's blockers, by position. DIAMOND is the contract's (1 -> 2, 1 -> 3, 2,3 -> 4:
 # #4 waits on the in-progress #3). FORK has #2 -> #3 and #2 -> #4, so #4 is ready while #3
-# is in progress: what the terminal views and hooks show as "next".
+# is in progress: what the terminal views and hooks show as "next". CHAIN is a line.
 DIAMOND: list[list[int]] = [[], [1], [1], [2, 3]]
 FORK: list[list[int]] = [[], [1], [2], [2]]
+CHAIN: list[list[int]] = [[], [1], [2], [3]]  # each task blocked by the one before
 
 # What the seed looks like once #1 and #2 are done and #3 is in progress (any edges).
 SEED_SUMMARY = "\n".join(
@@ -48,11 +49,20 @@ def seed_tasks(blockers: Sequence[Sequence[int]] = DIAMOND) -> list[dict[str, An
     return tasks
 
 
+def plan_create_args(blockers: Sequence[Sequence[int]] = DIAMOND) -> dict[str, Any]:
+    """The seed as PlanCreate's arguments (the tool's and Planner.create_plan's names agree)."""
+    return {
+        "title": "Add auth",
+        "analysis": ANALYSIS,
+        "approach": APPROACH,
+        "date": PLAN_DATE,
+        "tasks": seed_tasks(blockers),
+    }
+
+
 def seed_plan(planner: Planner, blockers: Sequence[Sequence[int]] = DIAMOND, *, in_progress: bool = True) -> str:
     """Create the seed plan, finish #1 and #2, start #3 under alice (unless told not to)."""
-    name = planner.create_plan(
-        "Add auth", analysis=ANALYSIS, approach=APPROACH, date=PLAN_DATE, tasks=seed_tasks(blockers)
-    ).name
+    name = planner.create_plan(**plan_create_args(blockers)).name
     assert name.startswith(PLAN_NAME), name  # the contract's name (-2 on a second seed)
     planner.update_task(name, 1, status="completed")
     planner.update_task(name, 2, status="completed")

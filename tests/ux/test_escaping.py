@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
-from tests.e2e._support import console_script, run_cli, serving
-from tests.reliability._raw_stdio import RawStdio, text_of
+from tests.support.files import edit_task
+from tests.support.mcp import text_of
+from tests.support.procs import console_script, run_cli, serving, wait_until
+from tests.support.raw_stdio import RawStdio
+from tests.support.seed import make_plan
+from tests.support.terminal import NO_TMUX, TMUX, Tmux
 
 PLAN = "2026-05-28-evil"
 EVIL_SUBJECT = "Evil\x1b]0;pwned\x07\x1b[2J\r\n#99 [completed] Forged line (admin)\u2028\x9b31m"
@@ -30,16 +30,10 @@ RAW = ("\x1b", "\x07", "\x9b", "\u2028", "\r")
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "root"
-    store = FileStore(r)
-    store.ensure_writable()
-    planner = Planner(store)
     tasks = [{"subject": "Fine"}, {"subject": "Next"}]
-    planner.create_plan("Evil plan", "a", "b", name="evil", date="2026-05-28", tasks=tasks)
-    folder = r / "todo" / PLAN
-    path = folder / "task_1.json"
-    data = json.loads(path.read_text())
-    data.update(subject=EVIL_SUBJECT, owner=EVIL_OWNER, activeForm=EVIL_FORM, status="in_progress")
-    path.write_text(json.dumps(data))  # a hand edit: json.dumps writes \u001b, which loads back as ESC
+    folder = make_plan(r, "evil", tasks, title="Evil plan", analysis="a", approach="b")
+    # a hand edit: json.dumps writes \u001b, which loads back as ESC
+    edit_task(folder, 1, subject=EVIL_SUBJECT, owner=EVIL_OWNER, activeForm=EVIL_FORM, status="in_progress")
     md = folder / "plan.md"
     md.write_text(md.read_text().replace("# Evil plan", f"# {EVIL_TITLE}", 1))
     (folder / "task_2.json").write_text("{\x1b[2J broken")  # and a damaged file's reason
@@ -92,35 +86,24 @@ def test_startup_summary_and_task_list_escape(root: Path, tmp_path: Path) -> Non
 
 def test_http_banner_escapes(root: Path, tmp_path: Path) -> None:
     with serving(tmp_path, "http", root=root) as served:
-        deadline = time.monotonic() + 10
-        while "[Session Plan]" not in served.stderr() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: "[Session Plan]" in served.stderr(), "the start-up summary on stderr", timeout=10)
         err = served.stderr()
     assert "\\x1b]0;pwned" in err
     assert_clean(err)
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)")
+@pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
 @pytest.mark.parametrize("command", ["board", "status", "watch"])
 def test_a_real_terminal_keeps_its_title_and_screen(root: Path, tmp_path: Path, command: str) -> None:
     """In tmux, an OSC 0 sequence would set the pane title and ESC[2J clear the screen."""
-    base = ["tmux", "-S", str(tmp_path / "tmux.sock")]
+    tmux = Tmux(tmp_path / "tmux.sock", "v")
     run = f"{shlex.quote(console_script())} {command} --root {shlex.quote(str(root))}"
-    cmd = f"printf 'BEFORE\\n'; env TERM=xterm-256color {run}; sleep 30"
-    subprocess.run([*base, "new-session", "-d", "-s", "v", "-x", "200", "-y", "40", cmd], check=True, timeout=10)
     try:
-        deadline = time.monotonic() + 15
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = subprocess.run([*base, "capture-pane", "-p", "-t", "v"], capture_output=True, text=True).stdout
-            if "pwned" in screen:
-                break
-            time.sleep(0.1)
-        title = subprocess.run(
-            [*base, "display-message", "-p", "-t", "v", "#{pane_title}"], capture_output=True, text=True
-        ).stdout
+        tmux.start(f"printf 'BEFORE\\n'; env TERM=xterm-256color {run}; sleep 30", width=200, height=40)
+        screen = tmux.wait_for("pwned")  # the view has drawn the evil subject (as text)
+        title = tmux.title()
     finally:
-        subprocess.run([*base, "kill-server"], capture_output=True, timeout=10)
+        tmux.kill()
     assert "pwned" in screen, screen  # shown as text
     assert "pwned" not in title
     if command != "watch":  # watch draws full-screen on purpose; the others must not clear it

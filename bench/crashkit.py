@@ -1,4 +1,5 @@
-"""Kill -9 rounds against a plain writer process; shared by the test and bench/soak.py.
+"""Kill -9 rounds against a plain writer process; shared by bench/soak.py and
+tests/reliability/test_crashes.py (which imports it from here).
 
 A round forks a fresh writer (planning_core imported once, in the parent, so a round
 costs milliseconds, not an interpreter start). The writer creates, links and updates
@@ -11,15 +12,14 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.audit import dangling, graph_problems, read_tasks, temp_files
 from planning_core import FileStore, Planner, PlanningError
-from planning_core.atomicfile import is_temp
-
-from ._disk import graph_problems, read_tasks
 
 PLAN_DATE, PLAN_SLUG = "2026-05-28", "crash"
 LOCK_TIMEOUT = 2.0
@@ -135,16 +135,10 @@ def audit(root: Path, plan: str, tally: Tally) -> list[str]:
     return problems
 
 
-def temp_files(folder: Path) -> list[str]:
-    return [n for n in os.listdir(folder) if is_temp(n)]
-
-
 def server_round(root: Path, plan: str, tally: Tally, rng: random.Random, python: str) -> None:
-    """Kill -9 a real `python -m server` (driven over stdio by _stdio_driver.py) mid-stream."""
-    import subprocess
-
+    """Kill -9 a real `python -m server` (driven over stdio by stdio_driver.py) mid-stream."""
     driver = subprocess.Popen(
-        [python, str(Path(__file__).with_name("_stdio_driver.py")), str(root), plan, str(rng.randrange(1 << 30))],
+        [python, str(Path(__file__).with_name("stdio_driver.py")), str(root), plan, str(rng.randrange(1 << 30))],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -232,15 +226,3 @@ def run_killed_at(root: Path, op: Callable[[Planner], object], kill_at: int) -> 
     said = out.decode().split(maxsplit=1)
     assert killed or said[:1] == ["done"], f"the writer failed: {out.decode()}"
     return killed, int(said[1]) if said[:1] == ["done"] else -1
-
-
-def dangling(folder: Path) -> list[str]:
-    """Links (either list) to an id that has no task file. Read straight from the files."""
-    tasks, _ = read_tasks(folder)
-    return [
-        f"#{i} {key} #{j}, which has no file"
-        for i, t in tasks.items()
-        for key in ("blockedBy", "blocks")
-        for j in t[key]
-        if not (folder / f"task_{j}.json").exists()
-    ]

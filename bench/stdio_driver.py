@@ -1,7 +1,7 @@
 """Drive one `python -m server --root R` over stdio, creating and linking tasks as fast as
 possible; print the server's pid, then each acknowledged id (line-buffered).
 
-Usage: python _stdio_driver.py ROOT PLAN SEED"""
+Usage: python bench/stdio_driver.py ROOT PLAN SEED (bench/crashkit.py's server_round runs it)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def children() -> list[int]:
