@@ -12,7 +12,8 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from ._support import HOST, free_port, run_cli, serving
+from tests.support.mcp import text_of
+from tests.support.procs import HOST, free_port, run_cli, serving
 
 MODES = ["legacy", "auto"]
 TOKEN = "e2e-s3cret-token"
@@ -20,20 +21,16 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def text(result: object) -> str:
-    return "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")  # type: ignore[attr-defined]
-
-
 async def short_flow(client: Client, title: str) -> None:
     r = await client.call_tool("PlanCreate", {"title": title, "analysis": "a", "approach": "b"})
-    assert not r.is_error, text(r)
+    assert not r.is_error, text_of(r)
     plan = r.structured_content["plan"]["name"]
     r = await client.call_tool("TaskCreate", {"subject": f"First step of {title}", "description": "do it"})
-    assert not r.is_error, text(r)
-    assert text(r).splitlines()[0] == f"Task #1 created successfully: First step of {title}"
+    assert not r.is_error, text_of(r)
+    assert text_of(r).splitlines()[0] == f"Task #1 created successfully: First step of {title}"
     r = await client.call_tool("TaskList", {"plan": plan})
-    assert not r.is_error, text(r)
-    assert text(r).splitlines()[:2] == [f"{plan} [0/1 done]", f"#1 [pending] First step of {title}"]
+    assert not r.is_error, text_of(r)
+    assert text_of(r).splitlines()[:2] == [f"{plan} [0/1 done]", f"#1 [pending] First step of {title}"]
     assert "# Active Plans" in (client.instructions or "")
 
 

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from ._support import REPO, child_env, console_script, free_port, stop, wait_for_port
+from tests.support.procs import REPO, child_env, console_script, free_port, stop, wait_for_port
 
 EXAMPLE = REPO / "mcp.json.example"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH/.planning"

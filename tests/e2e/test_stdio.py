@@ -7,71 +7,24 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client
 
-from ._support import (
-    PLAN_DATE,
-    PLAN_NAME,
-    SEED_ACTIVE_LINE,
-    SEED_SUMMARY,
-    SUBJECTS,
-    child_env,
-    console_script,
-    run_cli,
-    stop,
-)
+from tests.support.mcp import connect, script_params, server_params, text_of
+from tests.support.procs import child_env, run_cli, stop
+from tests.support.seed import CHAIN, PLAN_NAME, SEED_ACTIVE_LINE, SEED_SUMMARY, SUBJECTS, plan_create_args
 
 MODES = ["legacy", "auto"]
 
 
-def module_params(root: Path, cwd: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "server", "--root", str(root)], env=child_env(), cwd=str(cwd)
-    )
-
-
-def script_params(root: Path, cwd: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=console_script(), args=["--root", str(root)], env=child_env(), cwd=str(cwd))
-
-
-@asynccontextmanager
-async def connect(params: StdioServerParameters, errlog: Path, mode: str) -> AsyncIterator[Client]:
-    """A Client over the child's stdin/stdout; the child's stderr goes to `errlog`."""
-    with errlog.open("w", encoding="utf-8") as err:
-        async with Client(stdio_client(params, errlog=err), mode=mode) as client:  # type: ignore[arg-type]
-            yield client
-
-
-def text(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
-
-
 async def seed_story(client: Client) -> None:
-    """Create the plan with 4 chained tasks, finish two, start the third."""
-    r = await client.call_tool(
-        "PlanCreate",
-        {
-            "title": "Add auth",
-            "analysis": "Users need accounts.",
-            "approach": "JWT in a middleware.",
-            "date": PLAN_DATE,
-            "tasks": [
-                {"subject": SUBJECTS[0], "description": "tables and indexes"},
-                {"subject": SUBJECTS[1], "description": "verify tokens", "blockedBy": [1]},
-                {"subject": SUBJECTS[2], "description": "POST /login", "blockedBy": [2]},
-                {"subject": SUBJECTS[3], "description": "POST /logout", "blockedBy": [3]},
-            ],
-        },
-    )
-    assert not r.is_error, text(r)
+    """Create the seed plan with its 4 tasks chained, finish two, start the third."""
+    r = await client.call_tool("PlanCreate", plan_create_args(CHAIN))
+    assert not r.is_error, text_of(r)
     assert r.structured_content["plan"]["name"] == PLAN_NAME
     assert r.structured_content["taskIds"] == [1, 2, 3, 4]
 
@@ -79,18 +32,18 @@ async def seed_story(client: Client) -> None:
     bad = await client.call_tool("TaskUpdate", {"taskId": {"not": "an id"}, "status": "exploded"})
     assert bad.is_error
     bad = await client.call_tool("TaskUpdate", {"taskId": "#99", "status": "completed"})
-    assert bad.is_error and "99" in text(bad)
+    assert bad.is_error and "99" in text_of(bad)
     bad = await client.call_tool("NoSuchTool", {"x": 1})
     assert bad.is_error
 
     for task_id, status in [(1, "completed"), ("2", "completed"), ("#3", "in_progress")]:
         r = await client.call_tool("TaskUpdate", {"taskId": task_id, "status": status})
-        assert not r.is_error, text(r)
-        assert text(r).startswith(f"Updated task #{str(task_id).lstrip('#')} ")
+        assert not r.is_error, text_of(r)
+        assert text_of(r).startswith(f"Updated task #{str(task_id).lstrip('#')} ")
 
     r = await client.call_tool("TaskList", {})
-    assert not r.is_error, text(r)
-    lines = text(r).splitlines()
+    assert not r.is_error, text_of(r)
+    lines = text_of(r).splitlines()
     assert lines[0] == f"{PLAN_NAME} [2/4 done]"
     assert f"#3 [in_progress] {SUBJECTS[2]}" in lines
     assert f"#4 [pending] {SUBJECTS[3]} [blocked by #3]" in lines
@@ -104,21 +57,21 @@ async def assert_restored(client: Client) -> None:
     active = await client.read_resource("plans://active")
     assert active.contents[0].text == f"# Active Plans\n{SEED_ACTIVE_LINE}"  # type: ignore[union-attr]
     r = await client.call_tool("PlanList", {})
-    assert not r.is_error and SEED_ACTIVE_LINE[2:] in text(r)
+    assert not r.is_error and SEED_ACTIVE_LINE[2:] in text_of(r)
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_seed_story_survives_a_restart(mode: str, tmp_path: Path) -> None:
     root = tmp_path / "root"
     with anyio.fail_after(60):
-        async with connect(module_params(root, tmp_path), tmp_path / "first.stderr", mode) as client:
+        async with connect(server_params(root, tmp_path), tmp_path / "first.stderr", mode) as client:
             assert "# Active Plans\n(none)" in (client.instructions or "")
             await seed_story(client)
         first_err = (tmp_path / "first.stderr").read_text(encoding="utf-8")
         assert "[Session Plan] Active tasks:\n  (none)" in first_err
         assert "Traceback" not in first_err
 
-        async with connect(module_params(root, tmp_path), tmp_path / "second.stderr", mode) as client:
+        async with connect(server_params(root, tmp_path), tmp_path / "second.stderr", mode) as client:
             await assert_restored(client)
         second_err = (tmp_path / "second.stderr").read_text(encoding="utf-8")
         assert SEED_SUMMARY in second_err

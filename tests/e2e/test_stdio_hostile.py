@@ -20,8 +20,7 @@ import pytest
 
 from server.http import MAX_REQUEST_BYTES
 from server.stdio_frames import MAX_NESTING
-
-from ._support import child_env, console_script, stop
+from tests.support.procs import child_env, console_script, stop
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 

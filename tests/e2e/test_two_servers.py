@@ -12,14 +12,18 @@ import pytest
 from mcp import Client
 from mcp.types import ResourceUpdatedNotification
 
-from .test_stdio import connect, module_params, text
+from tests.support.mcp import connect, server_params, text_of
+from tests.support.seed import PLAN_DATE
 
 ACTIVE = "plans://active"
+PLAN = f"{PLAN_DATE}-shared"
 
 
 async def make_plan(client: Client) -> str:
-    r = await client.call_tool("PlanCreate", {"title": "Shared", "analysis": "a", "approach": "b"})
-    assert not r.is_error, text(r)
+    r = await client.call_tool(
+        "PlanCreate", {"title": "Shared", "analysis": "a", "approach": "b", "name": "shared", "date": PLAN_DATE}
+    )
+    assert not r.is_error, text_of(r)
     return str(r.structured_content["plan"]["name"])
 
 
@@ -33,41 +37,48 @@ async def test_legacy_client_hears_the_other_servers_change(tmp_path: Path) -> N
             heard.append(str(message.params.uri))
             got.set()
 
-    params = module_params(root, tmp_path)
-    with (tmp_path / "a.log").open("w") as err_a:
-        from mcp.client.stdio import stdio_client
-
-        async with Client(stdio_client(params, errlog=err_a), mode="legacy", message_handler=on_message) as a:
-            plan = await make_plan(a)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                await a.subscribe_resource(ACTIVE)
-            await anyio.sleep(0.6)  # let the watcher settle on the plan's creation
+    async with connect(server_params(root, tmp_path), tmp_path / "a.log", "legacy", message_handler=on_message) as a:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await a.subscribe_resource(ACTIVE)
+        # The handshake: A's watcher reports A's own new plan, so from here on it has the
+        # plan in its picture and what it reports next is a change made after this point.
+        plan = await make_plan(a)
+        with anyio.fail_after(10):
+            await got.wait()
+        async with connect(server_params(root, tmp_path), tmp_path / "b.log", "legacy") as b:
             got = anyio.Event()
             heard.clear()
-            async with connect(module_params(root, tmp_path), tmp_path / "b.log", "legacy") as b:
-                r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
-                assert not r.is_error, text(r)
-                with anyio.fail_after(10):
-                    await got.wait()
-            assert ACTIVE in heard
-            board = text(await a.call_tool("TaskList", {"plan": plan}))
-            assert "#1 [pending] From B" in board
+            r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
+            assert not r.is_error, text_of(r)
+            with anyio.fail_after(10):
+                await got.wait()
+        assert ACTIVE in heard
+        board = text_of(await a.call_tool("TaskList", {"plan": plan}))
+        assert "#1 [pending] From B" in board
 
 
 @pytest.mark.parametrize("mode", ["auto"])
 async def test_listening_client_hears_the_other_servers_change(tmp_path: Path, mode: str) -> None:
     root = tmp_path / "root"
-    async with connect(module_params(root, tmp_path), tmp_path / "a.log", mode) as a:
-        plan = await make_plan(a)
-        uri = f"plans://{plan}"
-        async with (
-            a.listen(resource_subscriptions=[uri]) as events,
-            connect(module_params(root, tmp_path), tmp_path / "b.log", mode) as b,
-        ):
-            r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
-            assert not r.is_error, text(r)
+    uri = f"plans://{PLAN}"
+    async with connect(server_params(root, tmp_path), tmp_path / "a.log", mode) as a:
+        async with a.listen(resource_subscriptions=[uri]) as events:
+            # The handshake, as above: A's own new plan is reported first.
+            assert await make_plan(a) == PLAN
             with anyio.fail_after(10):
-                async for event in events:
-                    if getattr(event, "uri", None) == uri:
-                        break
+                await next_event_for(events, uri)
+            async with connect(server_params(root, tmp_path), tmp_path / "b.log", mode) as b:
+                r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": PLAN})
+                assert not r.is_error, text_of(r)
+                with anyio.fail_after(10):
+                    await next_event_for(events, uri)
+        board = text_of(await a.call_tool("TaskList", {"plan": PLAN}))
+        assert "#1 [pending] From B" in board
+
+
+async def next_event_for(events: Any, uri: str) -> None:
+    async for event in events:
+        if getattr(event, "uri", None) == uri:
+            return
+    raise AssertionError(f"the event stream ended before an event for {uri}")
