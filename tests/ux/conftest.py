@@ -1,5 +1,5 @@
 """Fixtures for the user-side tests: a project folder with a seeded `.planning` root
-(the contract's example plan: 2 of 4 done, #3 in progress under alice)."""
+(tests.support.seed, FORK edges: 2 of 4 done, #3 in progress under alice, #4 ready)."""
 
 from __future__ import annotations
 
@@ -9,30 +9,11 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, Planner
+from tests.support.seed import FORK, PLAN_NAME, seed_root
+
+__all__ = ["PLAN_NAME", "fixture"]  # PLAN_NAME: still imported from here by test_install_and_errors.py
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PLAN_DATE = "2026-05-28"
-PLAN_NAME = f"{PLAN_DATE}-add-auth"
-SUBJECTS = ["Design auth schema", "Implement JWT middleware", "Add login endpoint", "Add logout endpoint"]
-
-
-def seed(root: Path, in_progress: bool = True) -> str:
-    store = FileStore(root)
-    store.ensure_writable()
-    planner = Planner(store)
-    tasks = [
-        {"subject": SUBJECTS[0], "description": "tables"},
-        {"subject": SUBJECTS[1], "description": "jwt", "blockedBy": [1]},
-        {"subject": SUBJECTS[2], "description": "POST /login", "blockedBy": [2]},
-        {"subject": SUBJECTS[3], "description": "POST /logout", "blockedBy": [2]},
-    ]
-    name = planner.create_plan("Add auth", "no identity", "JWT", date=PLAN_DATE, tasks=tasks).name
-    planner.update_task(name, 1, status="completed")
-    planner.update_task(name, 2, status="completed")
-    if in_progress:
-        planner.update_task(name, 3, status="in_progress", owner="alice")
-    return name
 
 
 @pytest.fixture
@@ -49,10 +30,11 @@ def root(project: Path) -> Path:
 
 @pytest.fixture
 def seeded(root: Path) -> str:
-    return seed(root)
+    return seed_root(root, FORK)
 
 
 def fixture(name: str, **overrides: Any) -> dict[str, Any]:
+    """A recorded Claude Code hook payload from fixtures/, with fields replaced."""
     data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
     data.update(overrides)
     return data

@@ -14,8 +14,7 @@ from planning_core.mermaid import label_text, plans_graph, task_graph
 from server.cli import main
 from server.resources import plan_text
 from server.state import AppState
-
-from .conftest import PLAN_NAME, SUBJECTS
+from tests.support.seed import PLAN_NAME, SUBJECTS
 
 SEED_GRAPH = """flowchart TD
     T1["#1 Design auth schema"]

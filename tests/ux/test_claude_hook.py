@@ -14,8 +14,9 @@ import pytest
 
 from planning_core import PLAN_REMINDER, FileStore, Planner
 from server.claude_hook import hook_root, main, session_file
+from tests.support.seed import FORK, PLAN_NAME, seed_root
 
-from .conftest import PLAN_NAME, fixture, seed
+from .conftest import fixture
 
 SID = "4f6d2c1e-8a3b-4b7e-9c51-0e2f7a9d3b64"
 
@@ -109,7 +110,7 @@ def test_a_plan_change_resets_the_count_and_a_refusal_does_not(project: Path, se
 
 
 def test_no_reminder_without_work_in_progress(project: Path, root: Path) -> None:
-    seed(root, in_progress=False)
+    seed_root(root, FORK, in_progress=False)
     assert [post(project) for _ in range(12)] == [""] * 12
 
 

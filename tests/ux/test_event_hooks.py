@@ -21,8 +21,9 @@ from planning_core.errors import CompletionRefused
 from planning_core.events import EventHooks, HookConfigError, parse_config
 from server.app import build_server
 from server.cli import main as cli_main
-
-from .conftest import PLAN_NAME
+from tests.support.mcp import text_of
+from tests.support.procs import wait_until
+from tests.support.seed import PLAN_NAME
 
 
 def hooks(config: dict[str, Any]) -> EventHooks:
@@ -125,14 +126,14 @@ def test_no_hook_when_not_completing_or_already_completed(root: Path, seeded: st
 
 def test_hook_runs_outside_the_plan_lock(root: Path, seeded: str, tmp_path: Path) -> None:
     """While a slow TaskCompleted check runs, another writer of the same plan is not blocked."""
-    go = tmp_path / "go"
-    cmd = f"while [ ! -e {go} ]; do sleep 0.05; done"
+    started, go = tmp_path / "started", tmp_path / "go"
+    cmd = f"touch {started}; while [ ! -e {go} ]; do sleep 0.05; done"
     a = actions(root, {"TaskCompleted": [{"command": cmd, "timeout": 20}]})
     result: list[Any] = []
     worker = threading.Thread(target=lambda: result.append(a.task_update(Session(), 3, status="completed")))
     worker.start()
     try:
-        time.sleep(0.3)
+        wait_until(started.exists, "the TaskCompleted hook started")  # the handshake: the check is running
         other = Planner(FileStore(root, lock_timeout=1))  # would raise PlanBusy if the lock were held
         other.update_task(PLAN_NAME, 4, owner="bob")
     finally:
@@ -221,7 +222,6 @@ async def test_refusal_reaches_the_client_as_a_tool_error(root: Path, seeded: st
         async with Client(build_server(root, hooks=h)) as c:  # type: ignore[arg-type]
             r = await c.call_tool("TaskUpdate", {"taskId": 3, "status": "completed"})
             assert r.is_error
-            text = "\n".join(b.text for b in r.content if b.type == "text")
-            assert "coverage 61% < 80%" in text
+            assert "coverage 61% < 80%" in text_of(r)
             r = await c.call_tool("TaskGet", {"taskId": 3})
-            assert "Status: in_progress" in "\n".join(b.text for b in r.content if b.type == "text")
+            assert "Status: in_progress" in text_of(r)
