@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the SDK loads only when serving (the CLI's other commands s
     from mcp.server.transport_security import TransportSecuritySettings
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+RECONNECT_AFTER_MS = 1000  # what an SSE client is told to wait before resuming a dropped stream
 Transport = Literal["http", "sse"]
 
 
@@ -101,6 +102,9 @@ def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int
                 transport_security=security,
                 max_request_body_size=MAX_REQUEST_BYTES,
                 event_store=BoundedEventStore(),
+                # With a retry interval the SDK sends `retry:` in its priming event, so a client
+                # whose stream drops knows when to reconnect with Last-Event-ID (SSE polling).
+                retry_interval=RECONNECT_AFTER_MS,
             )
         )
     else:
