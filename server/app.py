@@ -16,7 +16,9 @@ import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core import FileStore, Planner
 from planning_core.actions import Actions
@@ -44,20 +46,32 @@ def build_server(
     lock_timeout: float | None = None,
     watch_interval: float = 0.25,
     hooks: EventHooks | None = None,
+    notifier: Notifier | None = None,
 ) -> MCPServer:
     """An MCPServer over the plans in `root`; one state (sessions included) per server object.
-    `hooks`: the event hooks the person starting the server configured (never from a plan)."""
-    bus = InMemorySubscriptionBus()
-    notifier = Notifier(bus)
+    `hooks`: the event hooks the person starting the server configured (never from a plan).
+    `notifier`: pass one to look at its subscriptions (tests); by default a new one."""
+    notifier = notifier or Notifier(InMemorySubscriptionBus())
+    bus = notifier.bus
     store = FileStore(root) if lock_timeout is None else FileStore(root, lock_timeout=lock_timeout)
     planner = Planner(store)
     state = AppState(store=store, planner=planner, actions=Actions(planner, hooks))
+
+    # The SDK enters the lifespan once per run: several in-memory clients (or SSE
+    # connections) of one server object each start one. One watcher notifies every
+    # connection, so only one may run at a time, else each change is sent once per run;
+    # when its run ends, a waiting one takes over.
+    one_watcher = anyio.Lock()
+
+    async def watch_alone() -> None:
+        async with one_watcher:
+            await watch(store, notifier, watch_interval)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
         await anyio.to_thread.run_sync(store.ensure_writable)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(watch, store, notifier, watch_interval)
+            tg.start_soon(watch_alone)
             try:
                 yield state
             finally:
@@ -72,7 +86,14 @@ def build_server(
         subscriptions=bus,
         log_level="WARNING",
         # Outermost first: reminders are appended after argument errors are shortened.
-        middleware=[_live_instructions, _reminders, _readable_argument_errors],
+        middleware=[
+            notifier.middleware,
+            _no_cursors,
+            _resource_not_found_2025,
+            _live_instructions,
+            _reminders,
+            _readable_argument_errors,
+        ],
     )
     tools.register(server)
     resources.register(server, state)
@@ -81,6 +102,31 @@ def build_server(
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, notifier.on_subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.on_unsubscribe)
     return server
+
+
+# We never issue a cursor (every list fits one page), so any cursor is one we did not
+# issue: the spec's answer to that is invalid params, not the first page again.
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+INVALID_CURSOR = "Invalid cursor: this server lists everything in one page and issued no cursor; list without one."
+RESOURCE_NOT_FOUND_2025 = -32002  # the 2025 specs' code; 2026 uses -32602 (SEP-2164), as the SDK does
+
+
+async def _no_cursors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    if ctx.method in LISTS and (ctx.params or {}).get("cursor") is not None:
+        raise MCPError(INVALID_PARAMS, INVALID_CURSOR)
+    return await call_next(ctx)
+
+
+async def _resource_not_found_2025(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The SDK answers resource-not-found with -32602 on every protocol version; a 2025
+    client expects its spec's -32002. Same message and data (the URI)."""
+    try:
+        return await call_next(ctx)
+    except MCPError as e:
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        if ctx.method == "resources/read" and legacy and e.code == INVALID_PARAMS and isinstance(e.data, dict):
+            raise MCPError(RESOURCE_NOT_FOUND_2025, e.message, e.data) from None
+        raise
 
 
 async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -125,6 +171,25 @@ async def _readable_argument_errors(ctx: ServerRequestContext[Any, Any], call_ne
 
 
 _VALIDATION = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+\n")
+_INPUT_TYPE = re.compile(r"input_type=(\w+)\]")
+_JSON_TYPES = {
+    "bool": "true/false",
+    "float": "a decimal number",
+    "NoneType": "null",
+    "dict": "an object",
+    "list": "a list",
+}
+
+
+def _id_problem(field: str, detail: str) -> str | None:
+    """Task ids are `int | str` (strict): pydantic reports each branch of the union; the
+    model needs one line saying what an id is and what it sent instead."""
+    base, _, branch = field.rpartition(".")
+    if not base or branch not in ("int", "str"):
+        return None
+    found = _INPUT_TYPE.search(detail)
+    sent = _JSON_TYPES.get(found.group(1), found.group(1)) if found else "something else"
+    return f'{base}: a task id is a number or a string like "3" or "#3", not {sent}'
 
 
 def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
@@ -138,6 +203,8 @@ def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
         problems = []
         for field, detail in itertools.pairwise(lines):
             if not field.startswith(" ") and detail.startswith("  ") and not detail.startswith("    "):
-                problems.append(f"{field}: {detail.strip().split(' [type=')[0]}")
+                problem = _id_problem(field, detail) or f"{field}: {detail.strip().split(' [type=')[0]}"
+                if problem not in problems:
+                    problems.append(problem)
         if problems:
             block["text"] = f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Fix them and call again."

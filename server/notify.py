@@ -3,22 +3,29 @@
 One watcher polls the root (a stat per plan folder; every write renames a file
 in its plan's folder, which bumps the folder's mtime), so changes made by this
 process, by another server process or by hand all reach clients the same way:
-2026 clients through the subscription bus, 2025 clients through the sessions
-that called resources/subscribe.
+2026 clients through the subscription bus (`subscriptions/listen`), 2025 clients
+through their connection's standalone channel.
+
+2025 state is kept per connection, never per `ctx.session`: the SDK builds a new
+`ServerSession` for every request, so a subscription stored under it can never be
+found again (unsubscribe missed it, each subscribe added another copy of every
+notification). The `Connection` lives as long as the client's stdio pipe or HTTP
+session (mcp-session-id), and its exit stack tells us when it ends.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.context import ServerRequestContext
-from mcp.server.session import ServerSession
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
-from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core.store import PlanStore
 
@@ -26,45 +33,87 @@ log = logging.getLogger(__name__)
 
 ACTIVE_URI = "plans://active"
 WATCH_INTERVAL = 0.25
+# Far more than the plans and tasks a client can watch; a client asking for more is
+# refused rather than allowed to grow the server without bound.
+MAX_SUBSCRIPTIONS = 1_000
+# A client that stops reading must not hold the watcher (and every other client's
+# notices) back: a notice it cannot take in this time is dropped for it.
+SEND_TIMEOUT = 2.0
 
 
 def plan_uri(name: str) -> str:
     return f"plans://{name}"
 
 
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The SDK's per-client connection behind this request. The SDK hands handlers only
+    the per-request `ServerSession`, which holds it privately (noted for upstream)."""
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+def _is_legacy(connection: Connection) -> bool:
+    """A 2025 connection with a channel for server-initiated notices. 2026 clients get
+    theirs from `subscriptions/listen` (the SDK drops them elsewhere at that era)."""
+    return connection.protocol_version not in MODERN_PROTOCOL_VERSIONS and connection.has_standalone_channel
+
+
 class Notifier:
     def __init__(self, bus: InMemorySubscriptionBus) -> None:
         self.bus = bus
-        self.subscribers: dict[str, set[ServerSession]] = {}
+        # Every open 2025 connection and the set of URIs it subscribed to.
+        self.connections: dict[Connection, set[str]] = {}
+
+    def track(self, connection: Connection) -> set[str]:
+        """Register a connection once; it is forgotten when the connection ends."""
+        uris = self.connections.get(connection)
+        if uris is None:
+            uris = self.connections[connection] = set()
+            connection.exit_stack.callback(self.connections.pop, connection, None)
+        return uris
+
+    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Know every connected 2025 client, subscribed or not: the server advertises
+        resources.listChanged, so each of them is owed the list-changed notice."""
+        result = await call_next(ctx)
+        connection = connection_of(ctx)
+        if connection is not None and connection.initialize_accepted and _is_legacy(connection):
+            self.track(connection)
+        return result
 
     async def on_subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
-        uri, session = str(params.uri), ctx.session
-        self.subscribers.setdefault(uri, set()).add(session)
-        # A closed session swallows sends silently, so forget it when its connection ends.
-        connection = getattr(session, "_connection", None)
-        if connection is not None:
-            connection.exit_stack.callback(lambda: self.subscribers.get(uri, set()).discard(session))
+        connection = connection_of(ctx)
+        if connection is None or not _is_legacy(connection):
+            return EmptyResult()  # nothing to send notices on (stateless HTTP): nothing to keep
+        uris = self.track(connection)
+        uri = str(params.uri)
+        if uri not in uris and len(uris) >= MAX_SUBSCRIPTIONS:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"Subscription limit reached ({MAX_SUBSCRIPTIONS} resources per session); unsubscribe from some first.",
+            )
+        uris.add(uri)
         return EmptyResult()
 
     async def on_unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
     ) -> EmptyResult:
-        self.subscribers.get(str(params.uri), set()).discard(ctx.session)
+        connection = connection_of(ctx)
+        if connection is not None:
+            self.connections.get(connection, set()).discard(str(params.uri))
         return EmptyResult()
 
     async def resource_updated(self, uri: str) -> None:
-        for session in list(self.subscribers.get(uri, ())):
-            try:
-                await session.send_resource_updated(uri)
-            except Exception:
-                self.subscribers[uri].discard(session)
+        for connection, uris in list(self.connections.items()):
+            if uri in uris:
+                with anyio.move_on_after(SEND_TIMEOUT):
+                    await connection.send_resource_updated(uri)  # never raises: notices are advisory
         await self.bus.publish(ResourceUpdated(uri=uri))
 
     async def list_changed(self) -> None:
-        sessions = {s for group in self.subscribers.values() for s in group}
-        for session in sessions:
-            with contextlib.suppress(Exception):
-                await session.send_resource_list_changed()
+        for connection in list(self.connections):
+            with anyio.move_on_after(SEND_TIMEOUT):
+                await connection.send_resource_list_changed()
         await self.bus.publish(ResourcesListChanged())
 
 

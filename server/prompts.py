@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio.to_thread
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, InputRequiredResult
 
 from planning_core import PlanningError
 
@@ -60,7 +65,31 @@ def _ready_lines(state: AppState) -> str:
     return "\n".join(lines) or "(none)"
 
 
+def check_prompt_request(server: MCPServer[AppState], params: GetPromptRequestParams) -> None:
+    """An unknown prompt or a missing argument is the caller's mistake: invalid params
+    with the reason. (The SDK raises ValueError for both, which reaches 2025 clients as
+    code 0 and 2026 clients as a bare internal error.)"""
+    prompt = server._prompt_manager.get_prompt(params.name)
+    if prompt is None:
+        known = ", ".join(p.name for p in server._prompt_manager.list_prompts())
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt {params.name!r}; the prompts are: {known}.")
+    given = params.arguments or {}
+    missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in given)
+    if missing:
+        raise MCPError(
+            INVALID_PARAMS, f"Prompt {params.name!r} needs the argument(s): {', '.join(missing)}.", {"missing": missing}
+        )
+
+
 def register(server: MCPServer[AppState]) -> None:
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+    ) -> GetPromptResult | InputRequiredResult:
+        check_prompt_request(server, params)
+        return await server._handle_get_prompt(ctx, params)
+
+    server._lowlevel_server.add_request_handler("prompts/get", GetPromptRequestParams, get_prompt)
+
     @server.prompt(name="plan-mode", description="Read-only planning, then human review, then PlanCreate.")
     def plan_mode(task: str) -> str:
         return PLAN_MODE.format(task=task)

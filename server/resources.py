@@ -1,15 +1,26 @@
-"""Resources: the Active Plans block, each plan with its board, each task as JSON."""
+"""Resources: the Active Plans block, each plan with its board, each task as JSON.
+
+resources/list names plans://active and every active plan, so a client that browses
+resources (and is told by list_changed that the list moved) finds the plans.
+A read of something that is not there is the protocol's resource-not-found error
+(`ResourceNotFoundError`; app.py gives 2025 sessions their spec's -32002), with the reason."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio.to_thread
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
 
 from planning_core import PlanningError
+from planning_core.errors import InvalidInput, PlanNotFound, TaskNotFound
 from planning_core.mermaid import task_graph
 from planning_core.render import active_plans_block, task_board
 
+from .notify import plan_uri
 from .state import AppState, app_state
 
 
@@ -29,19 +40,45 @@ def task_json(state: AppState, name: str, task_id: str) -> str:
     return state.planner.get_task(name, task_id).to_json()
 
 
+PLAN_MIME = "text/markdown"
+# No such plan or task, or a URI that cannot name one (a bad plan name or task id).
+NOT_FOUND = (PlanNotFound, TaskNotFound, InvalidInput)
+
+
+def plan_resources(state: AppState) -> list[Resource]:
+    """One resource per active plan: a directory listing plus a stat per plan
+    (titles are cached by the store until plan.md changes)."""
+    store = state.store
+    return [
+        Resource(uri=plan_uri(name), name=name, title=store.cache.title(store.todo / name), mime_type=PLAN_MIME)
+        for name in store.active_plans()
+    ]
+
+
 def register(server: MCPServer[AppState], state: AppState) -> None:
     async def read(ctx: Context, fn: object, *args: str) -> str:
         try:
             return await anyio.to_thread.run_sync(fn, app_state(ctx), *args)  # type: ignore[arg-type]
+        except NOT_FOUND as e:
+            raise ResourceNotFoundError(str(e)) from None
         except PlanningError as e:
             raise ResourceError(str(e)) from None
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+    ) -> ListResourcesResult:
+        plans = await anyio.to_thread.run_sync(plan_resources, state)
+        return ListResourcesResult(resources=[*await server.list_resources(), *plans])
+
+    # The SDK lists only static resources; the plans are behind a template.
+    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
 
     @server.resource(
         "plans://active",
         name="active-plans",
         title="Active Plans",
         description="One line per active plan: progress and the task in progress.",
-        mime_type="text/markdown",
+        mime_type=PLAN_MIME,
     )
     async def active() -> str:
         return await anyio.to_thread.run_sync(active_text, state)
@@ -50,7 +87,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         "plans://{name}",
         name="plan",
         description="A plan's plan.md, its task board and its dependency graph (Mermaid).",
-        mime_type="text/markdown",
+        mime_type=PLAN_MIME,
     )
     async def plan(name: str, ctx: Context) -> str:
         return await read(ctx, plan_text, name)

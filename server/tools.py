@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
@@ -27,11 +27,11 @@ from planning_core.outcomes import (
 
 from .state import AppState, app_state, session_key
 
-TaskId = Annotated[int | str, Field(description='task id: 3, "3" or "#3"')]
-TaskIds = list[int | str]
-PlanName = Annotated[
-    str | None, Field(description="default: current plan")
-]
+# Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
+# `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
+TaskId = Annotated[StrictInt | StrictStr, Field(description='task id: 3, "3" or "#3"')]
+TaskIds = list[StrictInt | StrictStr]
+PlanName = Annotated[str | None, Field(description="default: current plan")]
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -47,11 +47,12 @@ async def _answer(
     session = state.session(session_key(ctx.request_context.request))
     try:
         if inline:
-            # Memory or one small file read: cheaper than the ~0.15 ms hop to a thread.
+            # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that
+            # touches a file runs here: one FIFO or huge file would stall every session.
             outcome = call(state.actions, session)
         else:
-            # Lock waits and scans of whole plans run off the event loop, so one slow
-            # writer or a big plan never stalls the other sessions of this server.
+            # File reads, lock waits and scans of whole plans run off the event loop, so
+            # one slow file, writer or big plan never stalls the other sessions.
             outcome = await anyio.to_thread.run_sync(call, state.actions, session)
     except PlanningError as e:
         return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
@@ -234,7 +235,7 @@ def register(server: MCPServer[AppState]) -> None:
     @server.tool(name="TaskGet", annotations=READ)
     async def task_get(taskId: TaskId, ctx: Context, plan: PlanName = None) -> Annotated[CallToolResult, TaskFetched]:
         """One task in full: description, status, owner, dependencies."""
-        return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan), inline=True)
+        return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
 
     @server.tool(name="todo", annotations=UPDATE)
     async def todo(
