@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.e2e._support import serving
+from tests.support.procs import serving
 
 from ._suite import Check, listed_scenarios, missing, pinned_suites, run_suite
 from .expectations import SCENARIOS, problems, verdict

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e._support import serving
+from tests.support.procs import serving
 
 from ._suite import INSTALL, SKIP_ENV, Run, Suite, listed_scenarios, missing, pinned_suites, run_suite
 from .expectations import SCENARIOS, problems
