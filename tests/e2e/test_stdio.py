@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
 from tests.support.mcp import connect, script_params, server_params, text_of
-from tests.support.procs import child_env, run_cli, stop
+from tests.support.procs import run_cli
+from tests.support.raw_stdio import RawStdio
 from tests.support.seed import CHAIN, PLAN_NAME, SEED_ACTIVE_LINE, SEED_SUMMARY, SUBJECTS, plan_create_args
 
 MODES = ["legacy", "auto"]
@@ -95,64 +91,27 @@ async def test_console_script_serves_stdio(tmp_path: Path) -> None:
     assert SEED_SUMMARY in (tmp_path / "b.stderr").read_text(encoding="utf-8")
 
 
-def _read_line(proc: subprocess.Popen[bytes], timeout: float = 15) -> bytes:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    buf = b""
-    while not buf.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        assert left > 0, f"no answer on stdout within {timeout}s (got {buf!r})"
-        ready, _, _ = select.select([proc.stdout], [], [], left)
-        if ready:
-            chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(1)  # type: ignore[attr-defined]
-            assert chunk, f"stdout closed early (got {buf!r})"
-            buf += chunk
-    return buf
-
-
 def test_stdout_carries_only_protocol(tmp_path: Path) -> None:
-    """Raw JSON-RPC over the pipes: every byte on stdout is a JSON-RPC message; logs go to stderr."""
-    root = tmp_path / "root"
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "TaskGet", "arguments": {"taskId": []}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "PlanCreate", "arguments": "garbage"}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
-    ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--root", str(root)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), cwd=tmp_path,
-    )
+    """Raw JSON-RPC over the pipes: every byte on stdout is a JSON-RPC message (the raw
+    client fails on any other line); logs go to stderr."""
+    srv = RawStdio(tmp_path / "root", tmp_path / "raw.stderr", cwd=tmp_path)
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        answers: dict[int, dict[str, Any]] = {}
-        pending = b""
-        for msg in messages:
-            proc.stdin.write(json.dumps(msg).encode() + b"\n")
-            proc.stdin.flush()
-            if "id" not in msg:
-                continue
-            while msg["id"] not in answers:
-                pending += _read_line(proc)
-                *complete, pending = pending.split(b"\n")
-                for line in complete:
-                    parsed = json.loads(line)  # anything else on stdout breaks the client
-                    assert parsed.get("jsonrpc") == "2.0"
-                    if "id" in parsed:
-                        answers[parsed["id"]] = parsed
-        assert answers[1]["result"]["serverInfo"]["name"] == "planning-mcp"
-        assert answers[2]["result"]["isError"] is True
-        assert "error" in answers[3] or answers[3]["result"]["isError"] is True
-        assert "PlanCreate" in {t["name"] for t in answers[4]["result"]["tools"]}
-        proc.stdin.close()
-        assert proc.wait(timeout=10) == 0
-        rest = pending + proc.stdout.read()
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        initialized = srv.answer(srv.request("initialize", init))
+        srv.send_text('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        bad_id = srv.answer(srv.request("tools/call", {"name": "TaskGet", "arguments": {"taskId": []}}))
+        garbage = srv.answer(srv.request("tools/call", {"name": "PlanCreate", "arguments": "garbage"}))
+        tools = srv.answer(srv.request("tools/list"))
+        assert initialized["result"]["serverInfo"]["name"] == "planning-mcp"
+        assert bad_id["result"]["isError"] is True
+        assert "error" in garbage or garbage["result"]["isError"] is True
+        assert "PlanCreate" in {t["name"] for t in tools["result"]["tools"]}
+        assert srv.proc.stdin is not None and srv.proc.stdout is not None
+        srv.proc.stdin.close()
+        assert srv.proc.wait(timeout=10) == 0
+        rest = srv.pending + srv.proc.stdout.read()
         for line in rest.splitlines():
             assert json.loads(line).get("jsonrpc") == "2.0"
-        assert proc.stderr is not None
-        assert "[Session Plan] Active tasks:" in proc.stderr.read().decode("utf-8")
+        assert "[Session Plan] Active tasks:" in srv.stderr()
     finally:
-        stop(proc)
+        srv.close()

@@ -6,9 +6,6 @@ makes the server stop reading stdin instead of growing without bound."""
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -20,98 +17,28 @@ import pytest
 
 from server.http import MAX_REQUEST_BYTES
 from server.stdio_frames import MAX_NESTING
-from tests.support.procs import child_env, console_script, stop
+from tests.support.procs import console_script, stop
+from tests.support.raw_stdio import RawStdio
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
-class Wire:
-    """One server over raw pipes: bytes in, one JSON line at a time out (every read bounded)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.pending = b""
-
-    def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(json.dumps(message).encode() + b"\n")
-
-    def message(self, timeout: float = 20) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.pending:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([fd], [], [], max(left, 0))
-            if not ready:
-                raise AssertionError(f"no message from the server within {timeout}s")
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                raise AssertionError(f"the server closed stdout (exit code {self.proc.poll()})")
-            self.pending += chunk
-        line, self.pending = self.pending.split(b"\n", 1)
-        parsed: dict[str, Any] = json.loads(line)
-        return parsed
-
-    def answer(self, request_id: Any, timeout: float = 20) -> dict[str, Any]:
-        """The answer to `request_id`, skipping notifications; any other answer is a failure."""
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self.message(max(deadline - time.monotonic(), 0.01))
-            if "id" in message:
-                assert message["id"] == request_id, f"expected the answer to {request_id!r}, got {message}"
-                return message
-
-    def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        self.request(request_id, "tools/call", {"name": name, "arguments": arguments})
-        return self.answer(request_id)
-
-    def assert_serving(self) -> None:
-        answer = self.call("still-there", "TaskList", {})
-        assert "result" in answer, answer
-        assert self.proc.poll() is None
-
-    def rss_mb(self) -> float:
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        raise AssertionError("no VmRSS")
-
-
 @contextmanager
-def serving(tmp_path: Path, *extra: str) -> Iterator[Wire]:
-    """`planning-mcp --root R` over pipes, initialized (2025-06-18 handshake)."""
-    stderr_path = tmp_path / "stderr.log"
-    with stderr_path.open("wb") as err:
-        proc = subprocess.Popen(
-            [console_script(), "--root", str(tmp_path / "root"), *extra],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=child_env(),
-            cwd=tmp_path,
-        )
+def serving(tmp_path: Path, *extra: str) -> Iterator[RawStdio]:
+    """`planning-mcp --root R` over pipes, initialized (2025-06-18 handshake); answers
+    must come in the order asked for."""
+    wire = RawStdio(
+        tmp_path / "root", tmp_path / "stderr.log", *extra, command=[console_script()], cwd=tmp_path, in_order=True
+    )
     try:
-        wire = Wire(proc)
-        client = {"name": "hostile", "version": "1"}
-        wire.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client})
-        assert "result" in wire.answer(0, timeout=30)
-        wire.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        wire.initialize()
         yield wire
     finally:
-        stop(proc)
+        stop(wire.proc)
 
 
 @pytest.fixture(scope="module")
-def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
     """One server for the line-level attacks: each test also checks it still serves."""
     with serving(tmp_path_factory.mktemp("hostile")) as w:
         yield w
@@ -132,7 +59,7 @@ def nested(depth: int, kind: str) -> str:
 
 @pytest.mark.parametrize("kind", ["object", "array"])
 @pytest.mark.parametrize("depth", [200, 10_000])
-def test_deep_nesting_gets_an_error_with_its_id(wire: Wire, depth: int, kind: str) -> None:
+def test_deep_nesting_gets_an_error_with_its_id(wire: RawStdio, depth: int, kind: str) -> None:
     wire.send(call_line(depth, nested(depth, kind)))
     answer = wire.answer(depth)
     assert answer["error"]["code"] == INVALID_REQUEST
@@ -140,13 +67,13 @@ def test_deep_nesting_gets_an_error_with_its_id(wire: Wire, depth: int, kind: st
     wire.assert_serving()
 
 
-def test_nesting_within_the_limit_is_served(wire: Wire) -> None:
+def test_nesting_within_the_limit_is_served(wire: RawStdio) -> None:
     wire.send(call_line(11, nested(MAX_NESTING - 2, "object")))  # + the envelope and params
     answer = wire.answer(11)
     assert "result" in answer, answer  # a tool's own answer (it takes no argument "a")
 
 
-def test_a_lone_surrogate_gets_an_answer_with_its_id(wire: Wire) -> None:
+def test_a_lone_surrogate_gets_an_answer_with_its_id(wire: RawStdio) -> None:
     wire.send(call_line(12, '{"plan":"\\ud800"}'))
     answer = wire.answer(12)
     assert answer["error"]["code"] == INVALID_PARAMS
@@ -159,14 +86,14 @@ def test_a_lone_surrogate_gets_an_answer_with_its_id(wire: Wire) -> None:
     wire.assert_serving()
 
 
-def test_a_lone_surrogate_as_the_id_is_echoed(wire: Wire) -> None:
+def test_a_lone_surrogate_as_the_id_is_echoed(wire: RawStdio) -> None:
     wire.send(b'{"jsonrpc":"2.0","id":"\\udc00x","method":"ping"}\n')
     answer = wire.answer("\udc00x")
     assert answer["error"]["code"] == INVALID_REQUEST
     wire.assert_serving()
 
 
-def test_bytes_that_are_not_utf8_are_a_parse_error(wire: Wire) -> None:
+def test_bytes_that_are_not_utf8_are_a_parse_error(wire: RawStdio) -> None:
     wire.send(call_line(14, '{"plan":"PLACEHOLDER"}').replace(b"PLACEHOLDER", b"\xff\xfe\xc3"))
     answer = wire.answer(14)
     assert answer["error"]["code"] == PARSE_ERROR
@@ -184,14 +111,14 @@ def test_bytes_that_are_not_utf8_are_a_parse_error(wire: Wire) -> None:
         (b"[]", None, INVALID_REQUEST),
     ],
 )
-def test_lines_that_are_not_requests_are_answered(wire: Wire, line: bytes, request_id: Any, code: int) -> None:
+def test_lines_that_are_not_requests_are_answered(wire: RawStdio, line: bytes, request_id: Any, code: int) -> None:
     wire.send(line + b"\n")
     answer = wire.answer(request_id)
     assert answer["error"]["code"] == code, answer
     wire.assert_serving()
 
 
-def test_a_5_mb_line_is_refused_and_not_kept(wire: Wire) -> None:
+def test_a_5_mb_line_is_refused_and_not_kept(wire: RawStdio) -> None:
     before = wire.rss_mb()
     big = "x" * (5 * 1024 * 1024)
     wire.send(call_line(19, json.dumps({"subject": "big", "description": big})))
@@ -212,10 +139,10 @@ def test_a_5_mb_line_is_refused_and_not_kept(wire: Wire) -> None:
 def test_a_client_that_stops_reading_does_not_grow_the_server(tmp_path: Path) -> None:
     with serving(tmp_path) as wire:
         tasks = [{"subject": f"task {i}", "description": "d" * 200} for i in range(8)]
-        created = wire.call(1, "PlanCreate", {"title": "Pressure", "analysis": "a", "approach": "b", "tasks": tasks})
-        assert created["result"]["isError"] is False, created
+        created = wire.call("PlanCreate", {"title": "Pressure", "analysis": "a", "approach": "b", "tasks": tasks})
+        assert created["isError"] is False, created
         for i in range(200):  # warm up: the baseline is a server that has served this call
-            assert "result" in wire.call(f"warm-{i}", "TaskList", {})
+            wire.call("TaskList", {}, rid=f"warm-{i}")  # (fails unless it is a result)
         baseline = wire.rss_mb()
 
         total = 10_000
@@ -264,11 +191,11 @@ def test_cancelled_requests_free_their_place(tmp_path: Path) -> None:
     hooks.write_text(json.dumps({"TaskCreated": [{"command": "sleep 0.3"}]}))
     with serving(tmp_path, "--hooks", str(hooks)) as wire:
         plan = {"title": "Cancel", "analysis": "a", "approach": "b", "tasks": [{"subject": "t", "description": "d"}]}
-        assert wire.call(1, "PlanCreate", plan)["result"]["isError"] is False
+        assert wire.call("PlanCreate", plan)["isError"] is False
         for i in range(40):  # more than the window holds
-            wire.request(100 + i, "tools/call", {"name": "TaskCreate", "arguments": {"subject": f"s{i}"}})
+            wire.request("tools/call", {"name": "TaskCreate", "arguments": {"subject": f"s{i}"}}, rid=100 + i)
             wire.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n' % (100 + i))
-        wire.request(999, "tools/call", {"name": "TaskList", "arguments": {}})
+        wire.request("tools/call", {"name": "TaskList", "arguments": {}}, rid=999)
         deadline = time.monotonic() + 60
         while True:
             message = wire.message(timeout=max(deadline - time.monotonic(), 0.01))
@@ -298,5 +225,5 @@ def test_a_client_that_closes_stdout_stops_the_server(tmp_path: Path) -> None:
     with serving(tmp_path) as wire:
         assert wire.proc.stdout is not None
         wire.proc.stdout.close()
-        wire.request(1, "ping")
+        wire.request("ping", rid=1)
         assert wire.proc.wait(timeout=20) == 0
