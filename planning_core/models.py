@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from . import safetext
@@ -94,7 +94,8 @@ class TaskSpec(_Camel):
     subject: str = Field(min_length=1, max_length=MAX_SUBJECT)
     description: str = Field(default="", max_length=MAX_DESCRIPTION)
     active_form: str = Field(default="", max_length=MAX_SHORT_TEXT)
-    blocked_by: list[int] = Field(default_factory=list, max_length=MAX_PLAN_TASKS)
+    # Strict: lax mode turns `true` into position 1 and `1.0` into 1; neither is a position.
+    blocked_by: list[StrictInt] = Field(default_factory=list, max_length=MAX_PLAN_TASKS)
 
     @field_validator("subject")
     @classmethod

@@ -130,6 +130,16 @@ async def test_resources_list_names_every_active_plan(connect: Any, seed: Any, o
         ("TaskCreate", {"subject": "s", "description": "d", "blockedBy": [True]}, "blockedBy"),
         ("TaskCreate", {"subject": "s", "description": "d", "blocks": [True]}, "blocks"),
         ("TaskUpdate", {"taskId": 1.0, "status": "completed"}, "taskId"),
+        (
+            "PlanCreate",
+            {
+                "title": "T",
+                "analysis": "a",
+                "approach": "b",
+                "tasks": [{"subject": "x"}, {"subject": "y", "blockedBy": [True]}],
+            },
+            "blockedBy",
+        ),
     ],
 )
 async def test_booleans_are_refused_as_ids_and_nothing_changes(
