@@ -12,9 +12,12 @@ import sys
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: bench/ itself is sys.path[0]
+
+from bench.servers import ours_params  # noqa: E402
 
 
 def children() -> list[int]:
@@ -27,7 +30,7 @@ def children() -> list[int]:
 
 async def main(root: str, plan: str, seed: int) -> None:
     rng = random.Random(seed)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "--root", root], cwd=str(REPO))
+    params = ours_params(Path(root))
     known: list[int] = []
     async with Client(params) as c:
         print("server", *children(), flush=True)

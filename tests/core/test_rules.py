@@ -8,7 +8,7 @@ import pytest
 
 from planning_core import FileStore, Planner, TaskStatus
 from planning_core.render import updated_text
-from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk, read_task_file, tree_state
+from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk, edit_task, read_task_file, tree_state
 
 
 @pytest.mark.parametrize("task_id", [3, "3", "#3", " #3 "])
@@ -139,10 +139,7 @@ def test_only_changed_fields_are_reported_and_noop_writes_nothing(
 
 def test_unknown_fields_in_a_task_file_survive_an_update(planner: Planner, store: FileStore, plan: str) -> None:
     path = store.todo / plan / "task_4.json"
-    data = json.loads(path.read_text())
-    data["priority"] = "high"
-    data["x-custom"] = {"nested": [1, 2]}
-    path.write_text(json.dumps(data))
+    edit_task(path.parent, 4, priority="high", **{"x-custom": {"nested": [1, 2]}})
     planner.update_task(plan, 4, subject="Add logout endpoint v2", add_blocked_by=[1])
     planner.update_task(plan, 1, description="touch the blocker too")
     after = json.loads(path.read_text())
