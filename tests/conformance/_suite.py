@@ -23,6 +23,7 @@ SKIP_ENV = "PLANNING_MCP_SKIP_CONFORMANCE"
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 NODE_MAJOR = 22  # the suite's engines field: node >= 22
 RUN_TIMEOUT = 300.0  # seconds for one whole suite; it takes about 15 s here
+INSTALL_TIMEOUT = 600.0  # a cold npm cache took 16-23 s here; a slow mirror may take minutes
 
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 _LISTED = re.compile(r"^\s+- (?P<scenario>\S+)")
@@ -64,6 +65,15 @@ def node_env() -> dict[str, str]:
     env["PATH"] = os.pathsep.join([str(NODE.parent), env.get("PATH", "")])
     env["NO_COLOR"] = "1"
     return env
+
+
+def install() -> str:
+    """Run install.sh (idempotent), so the README's one test command works on a fresh machine.
+    Returns what it printed; raises CalledProcessError or TimeoutExpired when it fails."""
+    done = subprocess.run(
+        [str(HERE / "install.sh")], capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=True
+    )
+    return done.stdout + done.stderr
 
 
 def missing(suite: Suite) -> list[str]:

@@ -3,20 +3,22 @@
 Every pinned version of the suite runs all its server scenarios against a fresh server on a
 free port of 127.0.0.1; expectations.py says which scenarios are about what we offer (they
 must pass) and why the others cannot apply. Node 22 and the suite come from
-tests/conformance/install.sh (.ci/run calls it). When they are missing the test fails, so CI
-can never pass without running the suite; PLANNING_MCP_SKIP_CONFORMANCE=1 turns that into a
-skip for a machine that cannot install them."""
+tests/conformance/install.sh, which the test runs itself when they are missing (so the README's
+one test command works on a fresh machine; .ci/run calls it too). When they cannot be installed
+the test fails, so CI can never pass without running the suite; PLANNING_MCP_SKIP_CONFORMANCE=1
+turns that into a skip for a machine without the npm registry."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.support.procs import serving
 
-from ._suite import INSTALL, SKIP_ENV, Run, Suite, listed_scenarios, missing, pinned_suites, run_suite
+from ._suite import INSTALL, SKIP_ENV, Run, Suite, install, listed_scenarios, missing, pinned_suites, run_suite
 from .expectations import SCENARIOS, problems
 
 SUITES = pinned_suites()
@@ -26,7 +28,19 @@ def require(suite: Suite) -> None:
     gaps = missing(suite)
     if not gaps:
         return
+    installed = ""
+    if os.environ.get(SKIP_ENV) != "1":
+        try:
+            installed = install()
+        except (OSError, subprocess.SubprocessError) as e:
+            out = f"{getattr(e, 'stdout', '') or ''}{getattr(e, 'stderr', '') or ''}"
+            installed = f"{INSTALL} failed: {e}\n{out[-2000:]}"
+        gaps = missing(suite)
+        if not gaps:
+            return
     why = "; ".join(gaps) + f". Run {INSTALL} (needs npm and the npm registry)"
+    if installed:
+        why += f"\n{installed}"
     if os.environ.get(SKIP_ENV) == "1":
         pytest.skip(f"{why}; skipped because {SKIP_ENV}=1")
     pytest.fail(f"{why}, or set {SKIP_ENV}=1 to skip the conformance suite", pytrace=False)
