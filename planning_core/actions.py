@@ -14,9 +14,10 @@ from typing import Any, Generic, TypedDict, TypeVar, Unpack
 from pydantic import BaseModel
 
 from . import render
-from .errors import CurrentPlanGone, PlanningError
+from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import Task, TaskSpec, TodoItem
+from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -34,6 +35,20 @@ from .session import Session
 T = TypeVar("T", bound=BaseModel)
 
 TODO_RESET_NOTE = "Todo list reset: a plan task started or completed, so plan the next step afresh."
+CREATED_PLAN = "Created plan "  # PlanCreate's answer starts with this and the plan's name
+
+
+def created_plan_name(text: str) -> str | None:
+    """The plan named in a PlanCreate answer's text (the Claude Code hook sees only the
+    text): the word after CREATED_PLAN, if it is a plan name."""
+    _, found, rest = text.partition(CREATED_PLAN)
+    if not found:
+        return None
+    word = rest.split(maxsplit=1)[0] if rest.split() else ""
+    try:
+        return check_plan_name(word)
+    except InvalidPlanName:
+        return None
 
 
 class TaskEdits(TypedDict, total=False):
@@ -110,7 +125,7 @@ class Actions:
         board = render.task_board(
             summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()}
         )
-        text = f"Created plan {snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
+        text = f"{CREATED_PLAN}{snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
         return Outcome(text, PlanCreated(plan=summary, task_ids=list(snap.tasks)))
 
     def plan_list(self, session: Session, include_done: bool = False) -> Outcome[PlanListed]:

@@ -98,7 +98,14 @@ def is_ready(task: Task, statuses: dict[int, TaskStatus]) -> bool:
 
 
 def is_blocked(task: Task, statuses: dict[int, TaskStatus]) -> bool:
+    """The one definition of blocked, for every view: not completed, with a blocker that
+    is not. A task in progress whose blocker was reopened is blocked too."""
     return task.status is not TaskStatus.COMPLETED and any(blocker_open(b, statuses) for b in task.blocked_by)
+
+
+def blocked_ids(snap: PlanSnapshot) -> list[int]:
+    statuses = plan_statuses(snap)
+    return [i for i, t in sorted(snap.tasks.items()) if is_blocked(t, statuses)]
 
 
 def newly_ready(task: Task, get: Lookup) -> list[Task]:

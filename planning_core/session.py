@@ -40,6 +40,41 @@ class ReminderClock:
         return self.todo_quiet > 0 and self.todo_quiet % TODO_INTERVAL == 0
 
 
+def _changes(tool: str, succeeded: bool) -> tuple[bool, bool]:
+    """(plan changed, todo changed) by one call: a refused call changed nothing."""
+    return succeeded and tool in PLAN_CHANGING_TOOLS, succeeded and tool == TODO_TOOL
+
+
+def plan_check_due(clock: ReminderClock, tool: str, *, succeeded: bool) -> bool:
+    """Will `round_reminders` for this call ask whether a task is in progress? A caller
+    whose answer costs a disk read (the server, off its event loop) asks it first."""
+    after = ReminderClock(clock.plan_quiet, clock.todo_quiet)
+    after.tick(plan_changed=_changes(tool, succeeded)[0], todo_changed=False)
+    return after.plan_due()
+
+
+def round_reminders(
+    clock: ReminderClock,
+    tool: str,
+    *,
+    succeeded: bool,
+    plan_has_work: Callable[[], bool],
+    todo_unfinished: bool = False,
+) -> list[str]:
+    """The reminder policy, the one composition of it: count one tool call on `clock` and
+    return the reminders due on it (maybe none). The server (Session.round) and the
+    Claude Code hook both call this. `plan_has_work` is asked only when a plan reminder
+    is due (it may cost a read)."""
+    plan_changed, todo_changed = _changes(tool, succeeded)
+    clock.tick(plan_changed=plan_changed, todo_changed=todo_changed)
+    due: list[str] = []
+    if clock.plan_due() and plan_has_work():
+        due.append(PLAN_REMINDER)
+    if clock.todo_due() and todo_unfinished:
+        due.append(TODO_REMINDER)
+    return due
+
+
 @dataclass
 class Session:
     """What the server remembers about one client session."""
@@ -49,27 +84,10 @@ class Session:
     clock: ReminderClock = field(default_factory=ReminderClock)
 
     def round(self, tool: str, *, succeeded: bool, plan_has_work: Callable[[], bool]) -> list[str]:
-        """Count one tool call and return the reminders due on it (maybe none).
-
-        `plan_has_work` is asked only when a plan reminder is due (it may cost a read).
-        """
-        self.count_round(tool, succeeded=succeeded)
-        return self.reminders_due(plan_has_work=self.clock.plan_due() and plan_has_work())
-
-    def count_round(self, tool: str, *, succeeded: bool) -> None:
-        self.clock.tick(
-            plan_changed=succeeded and tool in PLAN_CHANGING_TOOLS,
-            todo_changed=succeeded and tool == TODO_TOOL,
+        """Count one tool call of this session and return the reminders due on it."""
+        return round_reminders(
+            self.clock, tool, succeeded=succeeded, plan_has_work=plan_has_work, todo_unfinished=self.todo.unfinished
         )
 
-    def plan_check_needed(self) -> bool:
-        """Is a plan reminder due on this round, if there is work in progress?"""
-        return self.clock.plan_due()
-
-    def reminders_due(self, *, plan_has_work: bool) -> list[str]:
-        due: list[str] = []
-        if self.clock.plan_due() and plan_has_work:
-            due.append(PLAN_REMINDER)
-        if self.clock.todo_due() and self.todo.unfinished:
-            due.append(TODO_REMINDER)
-        return due
+    def plan_check_due(self, tool: str, *, succeeded: bool) -> bool:
+        return plan_check_due(self.clock, tool, succeeded=succeeded)

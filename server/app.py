@@ -149,11 +149,14 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
         return result
     state: AppState = ctx.lifespan_context
     session = state.session(session_key(ctx.request))
-    tool = (ctx.params or {}).get("name")
-    session.count_round(str(tool), succeeded=not result.get("isError"))
-    # Only a due plan reminder needs to know whether a task is in progress (a disk read).
-    has_work = session.plan_check_needed() and await anyio.to_thread.run_sync(state.plan_has_work, session)
-    due = session.reminders_due(plan_has_work=has_work)
+    tool = str((ctx.params or {}).get("name"))
+    succeeded = not result.get("isError")
+    # Only a due plan reminder needs to know whether a task is in progress: a disk read,
+    # done off the event loop and only then. The policy itself is Session.round's.
+    has_work = session.plan_check_due(tool, succeeded=succeeded) and await anyio.to_thread.run_sync(
+        state.plan_has_work, session
+    )
+    due = session.round(tool, succeeded=succeeded, plan_has_work=lambda: has_work)
     if due:
         texts = [block for block in result.get("content", []) if block.get("type") == "text"]
         if texts:

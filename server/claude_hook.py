@@ -9,7 +9,7 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
   fresh or just-compacted agent knows at once what it was doing.
 - PostToolUse: counts the session's tool calls (every tool, not only ours) and adds
   the plan reminder after 5 rounds without a plan change while a task is in
-  progress, with the same policy as the server (planning_core.session.ReminderClock).
+  progress, by the same function as the server (planning_core.session.round_reminders).
   The count lives in <root>/.hooks/<session>.json, written atomically.
 
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
@@ -32,10 +32,13 @@ from typing import Any, TextIO
 import filelock
 
 from planning_core import FileStore, Planner
+from planning_core.actions import created_plan_name
 from planning_core.atomicfile import replace_many
+from planning_core.errors import InvalidPlanName
+from planning_core.names import check_plan_name
 from planning_core.regularfile import UnreadableFile, read_regular
 from planning_core.render import active_plans_block
-from planning_core.session import PLAN_CHANGING_TOOLS, PLAN_REMINDER, ReminderClock
+from planning_core.session import ReminderClock, round_reminders
 
 from .cli_views import _snapshots
 
@@ -43,9 +46,8 @@ HOOKS_DIR = ".hooks"
 STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
 LOCK_TIMEOUT = 2.0
 MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
-_CHANGES = "|".join(sorted(PLAN_CHANGING_TOOLS))
-PLAN_CHANGE_TOOL = re.compile(rf"^mcp__.+__({_CHANGES})$")
-CREATED_PLAN = re.compile(r"Created plan (\d{4}-\d{2}-\d{2}-[a-z0-9-]{1,60}(?:-\d+)?)")
+# Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
+MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
 
 
 def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path:
@@ -96,14 +98,20 @@ def post_tool_use(store: FileStore, payload: dict[str, Any]) -> str:
     with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT):
         state = _load(path)
         clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
-        changed = bool(PLAN_CHANGE_TOOL.match(tool)) and not _refused(payload.get("tool_response"))
-        clock.tick(plan_changed=changed, todo_changed=False)
         current = state.get("current_plan") if isinstance(state.get("current_plan"), str) else None
         current = _named_plan(payload, tool) or current
+        # The server's policy (session.round_reminders), on this session's saved count. Only
+        # our own tools (an MCP tool's name) can change the plan; the todo list is the server's.
+        due = round_reminders(
+            clock,
+            _our_tool(tool),
+            succeeded=not _refused(payload.get("tool_response")),
+            plan_has_work=lambda: _has_work(store, current),
+        )
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
         replace_many([(path, (json.dumps(state, ensure_ascii=False) + "\n").encode())])
-    if clock.plan_due() and _has_work(store, current):
-        return output("PostToolUse", PLAN_REMINDER)
+    if due:
+        return output("PostToolUse", "\n".join(due))
     return ""
 
 
@@ -122,6 +130,13 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _our_tool(tool: str) -> str:
+    """The tool's name as the server knows it, for an MCP tool; "" for Claude Code's own
+    tools (one of them may share a name with ours)."""
+    hit = MCP_TOOL.match(tool)
+    return hit.group(1) if hit else ""
+
+
 def _refused(response: Any) -> bool:
     """An MCP tool result marked isError (a refusal) changed nothing."""
     if isinstance(response, dict):
@@ -136,10 +151,28 @@ def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
     args = payload.get("tool_input")
     if isinstance(args, dict) and isinstance(args.get("plan"), str) and args["plan"]:
         return str(args["plan"])
-    if tool.endswith("__PlanCreate"):
-        hit = CREATED_PLAN.search(json.dumps(payload.get("tool_response"), ensure_ascii=False))
-        if hit:
-            return hit.group(1)
+    if _our_tool(tool) == "PlanCreate":
+        return _created_plan(payload.get("tool_response"))
+    return None
+
+
+def _created_plan(response: Any) -> str | None:
+    """The plan a PlanCreate answer names: its structured content when Claude Code passes
+    it on, else the text (a list of content blocks, or a result holding them)."""
+    if isinstance(response, dict):
+        structured = response.get("structuredContent")
+        plan = structured.get("plan") if isinstance(structured, dict) else None
+        if isinstance(plan, dict) and isinstance(plan.get("name"), str):
+            with contextlib.suppress(InvalidPlanName):
+                return check_plan_name(plan["name"])
+        response = response.get("content")
+    if isinstance(response, str):
+        return created_plan_name(response)
+    blocks = response if isinstance(response, list) else []
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and (name := created_plan_name(text)):
+            return name
     return None
 
 

@@ -33,7 +33,7 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
     p = snap.progress()
     pct = round(100 * p.completed / p.total) if p.total else 0
     ready = graph.ready_ids(snap)
-    blocked = p.pending - len(ready)
+    blocked = graph.blocked_ids(snap)
 
     bar = Table.grid(padding=(0, 1), expand=True)
     bar.add_column(ratio=1)
@@ -43,7 +43,7 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
         Text(f"{p.completed}/{p.total} done  {pct:3d}%", style="bold"),
     )
     counts = Text(
-        f"in progress {p.in_progress} · ready {len(ready)} · blocked {max(blocked, 0)}"
+        f"in progress {p.in_progress} · ready {len(ready)} · blocked {len(blocked)}"
         + (f" · unreadable {len(snap.corrupt)}" if snap.corrupt else ""),
         style="dim",
     )
