@@ -109,7 +109,14 @@ def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int
         )
     else:
         app = server.sse_app(transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
-    return BearerAuth(app, token) if token else app
+    app = BearerAuth(app, token) if token else app
+    if transport != "http":
+        return app
+    # The board beside /mcp on the same port, under the same Host/Origin and token rules (read-only).
+    from .board.mcp_app import state_of
+    from .board.routes import BoardSite, WithBoard
+
+    return WithBoard(BoardSite(state_of(server).store, host, port, token), app)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -141,5 +148,7 @@ def serve(
         print(banner, file=sys.stderr, flush=True)
     path = "/mcp" if transport == "http" else "/sse"
     print(f"planning-mcp: serving http://{host}:{bound}{path}", file=sys.stderr, flush=True)
+    if transport == "http":
+        print(f"planning-mcp: the board is at http://{host}:{bound}/board", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

@@ -20,6 +20,7 @@ from planning_core.errors import InvalidInput, PlanNotFound, TaskNotFound
 from planning_core.mermaid import task_graph
 from planning_core.render import active_plans_block, task_board
 
+from .board import mcp_app
 from .notify import plan_uri
 from .state import AppState, app_state
 
@@ -56,6 +57,7 @@ def plan_resources(state: AppState) -> list[Resource]:
 
 
 def register(server: MCPServer[AppState], state: AppState) -> None:
+    mcp_app.register(server, state)  # ui://planning/board, its app-only tool, the links from PlanList/TaskList
     async def read(ctx: Context, fn: object, *args: str) -> str:
         try:
             return await anyio.to_thread.run_sync(fn, app_state(ctx), *args)  # type: ignore[arg-type]

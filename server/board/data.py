@@ -1,0 +1,59 @@
+"""The board's data, built from the core for both hosts (the browser's JSON and events,
+the MCP App's tool). Tasks and unreadable files come from the CLI's `board --json` builder
+(cli_views.plan_data); the column of each task is the core's rule (graph.is_ready,
+graph.is_blocked over the plan's statuses), never recomputed in the page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planning_core import FileStore, Planner, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core.errors import PlanNotFound
+
+from ..cli_views import plan_data, select_plans
+
+# Left to right as a person reads a board: what can start, what waits, what runs, what is done.
+COLUMNS = ("ready", "blocked", "in_progress", "done")
+COLUMN_TITLES = {"ready": "Ready", "blocked": "Blocked", "in_progress": "In progress", "done": "Done"}
+
+
+def column_of(snap: PlanSnapshot, statuses: dict[int, TaskStatus], task_id: int) -> str:
+    task = snap.tasks[task_id]
+    if task.status is TaskStatus.COMPLETED:
+        return "done"
+    if task.status is TaskStatus.IN_PROGRESS:
+        return "in_progress"  # its open blockers (if any) show on its card
+    # Pending: ready when no blocker is open (graph.is_ready), else blocked (graph.is_blocked).
+    return "ready" if graph.is_ready(task, statuses) else "blocked"
+
+
+def plan_board(snap: PlanSnapshot) -> dict[str, Any]:
+    """One plan: the `board --json` fields, plus each task's column and description."""
+    data = plan_data(snap, detail=True)
+    statuses = graph.plan_statuses(snap)
+    for row in data["tasks"]:
+        row["column"] = column_of(snap, statuses, row["id"])
+        row["description"] = snap.tasks[row["id"]].description
+    folder = "done" if snap.archived else "todo"
+    for bad in data["unreadableFiles"]:
+        bad["path"] = f"{folder}/{snap.name}/{bad['file']}"
+    return data
+
+
+def board_data(store: FileStore, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
+    """The active plans beside one plan's board: `wanted` (a name or a unique part of one,
+    by the tools' rule), else the first active plan. A plan that cannot be shown is an
+    `error` the page prints, with the plans still listed."""
+    planner = Planner(store)
+    plans = [p.model_dump(mode="json", by_alias=True) for p in planner.summaries()]
+    out: dict[str, Any] = {"root": str(store.root), "actions": actions, "plans": plans, "plan": None}
+    out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
+    try:
+        names = select_plans(store, wanted) if wanted else [p["name"] for p in plans if not p["unreadable"]][:1]
+        if names:
+            out["plan"] = plan_board(store.snapshot(names[0]))
+    except PlanNotFound as e:
+        out["error"] = str(e)
+    except PlanningError as e:
+        out["error"] = str(e)
+    return out

@@ -1,0 +1,102 @@
+"""The board inside the chat: an MCP App (the ext-apps extension, io.modelcontextprotocol/ui).
+
+- `ui://planning/board` is the board page (text/html;profile=mcp-app), the same document
+  as the browser's with the host protocol (ui/initialize, tool results, tools/call over
+  postMessage) in place of HTTP.
+- PlanList and TaskList link to it (`_meta.ui.resourceUri`): those are the calls after which
+  a person wants to see the plan. Their text answers are unchanged, the fallback for every
+  client without Apps (Claude Code renders none).
+- BoardView is app-only (`_meta.ui.visibility: ["app"]`): the app refreshes through it, the
+  model never sees it. It and the `_meta.ui` links are listed only to clients that
+  negotiated the extension, so tools/list is not one character longer for any other client.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Annotated, Any
+
+import anyio.to_thread
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, client_supports_apps
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resources import TextResource
+from mcp.types import CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent, ToolAnnotations
+from pydantic import Field
+
+from planning_core import PlanningError
+
+from ..state import AppState, app_state
+from .data import board_data
+from .page import APP_TOOL, render_page
+
+APP_URI = "ui://planning/board"
+LINKED_TOOLS = ("PlanList", "TaskList")
+APP_ONLY_TOOLS = frozenset({APP_TOOL})
+
+# The state each server object was built with, for the /board routes mounted beside /mcp.
+_states: weakref.WeakKeyDictionary[MCPServer[Any], AppState] = weakref.WeakKeyDictionary()
+
+
+def state_of(server: MCPServer[Any]) -> AppState:
+    return _states[server]
+
+
+def board_text(data: dict[str, Any]) -> str:
+    plan = data.get("plan")
+    if not plan:
+        return data.get("error") or "No active plans."
+    p = plan["progress"]
+    return f"Board of {plan['name']}: {p['completed']}/{p['total']} done."
+
+
+def register(server: MCPServer[AppState], state: AppState) -> None:
+    """After the tools are registered (it links two of them)."""
+    _states[server] = state
+    server.add_resource(
+        TextResource(
+            uri=APP_URI,
+            name="planning-board",
+            title="Planning board",
+            description="The plan as a live board (ready, blocked, in progress, done), for MCP Apps hosts.",
+            mime_type=APP_MIME_TYPE,
+            text=render_page("app"),
+            meta={"ui": {"prefersBorder": True}},
+        )
+    )
+    for name in LINKED_TOOLS:
+        tool = server._tool_manager.get_tool(name)
+        if tool is not None:
+            tool.meta = {**(tool.meta or {}), "ui": {"resourceUri": APP_URI}}
+
+    @server.tool(
+        name=APP_TOOL,
+        description="The board's data for the planning board app.",
+        annotations=ToolAnnotations(read_only_hint=True),
+        meta={"ui": {"resourceUri": APP_URI, "visibility": ["app"]}},
+    )
+    async def board_view(
+        ctx: Context, plan: Annotated[str | None, Field(description="default: first active plan")] = None
+    ) -> CallToolResult:
+        store = app_state(ctx).store
+        try:
+            data = await anyio.to_thread.run_sync(lambda: board_data(store, plan, actions=True))
+        except PlanningError as e:
+            return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=board_text(data))], structured_content=data)
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
+        tools = await server.list_tools()
+        if client_supports_apps(ctx):
+            return ListToolsResult(tools=tools)
+        plain = []
+        for tool in tools:
+            if tool.name in APP_ONLY_TOOLS:
+                continue
+            meta = {k: v for k, v in (tool.meta or {}).items() if k != "ui"}
+            plain.append(tool.model_copy(update={"meta": meta or None}))
+        return ListToolsResult(tools=plain)
+
+    server._lowlevel_server.add_request_handler("tools/list", PaginatedRequestParams, list_tools)
+    # SEP-2133: say the server offers the extension (no settings of its own).
+    server._lowlevel_server.extensions[EXTENSION_ID] = {}

@@ -1,0 +1,220 @@
+"""The board over HTTP: the page, its JSON, its live events, and (when allowed) actions.
+
+Exposure is the MCP endpoint's (server/http.py): the strict Host/Origin allow-list that
+security_for builds (DNS-rebinding protection on loopback), and, when a token is set, no
+answer without it. A browser cannot add a bearer header to a page load, so the page also
+takes the token once as `?token=`, answers with an HttpOnly SameSite=Strict cookie scoped
+to the board's path and redirects to the same address without it (out of history and
+Referer headers); the JSON, the events and the actions then go by the cookie or the header.
+
+Live: each open page's event stream polls the store's change signal (plan_versions, the
+notifier's) every POLL_INTERVAL and sends the board when it changed; every FULL_CHECK
+seconds it also rebuilds the board, so an edit made in place by hand (which leaves the
+folder's mtime alone) shows too. Only a board that differs from the last one sent is sent."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+
+from planning_core import FileStore, PlanningError, Session
+from planning_core.actions import Actions
+
+from ..http import security_for
+from .data import board_data
+from .page import ACTIONS, render_page
+
+BASE = "/board"
+COOKIE = "planning_board_token"
+POLL_INTERVAL = 0.25  # the notifier's WATCH_INTERVAL: a change shows within a second
+FULL_CHECK = 5.0
+KEEPALIVE = 15.0  # a comment line, so proxies and the browser keep an idle stream open
+MAX_STREAMS = 64  # open pages at once; more are told to come back (503), never queued
+MAX_ACTION_BYTES = 16 * 1024
+ACTIONS_OFF = "Actions are off on this board (read-only); start it with `planning-mcp web --actions` to allow them."
+# The page's own policy, also as a header: nothing from elsewhere, no framing (clickjacking).
+PAGE_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+}
+
+
+@dataclass
+class BoardSite:
+    """The board's routes for one store, as served on `host:port` (the port as bound)."""
+
+    store: FileStore
+    host: str
+    port: int
+    token: str | None = None
+    actions: Actions | None = None  # None: read-only
+    session: Session = field(default_factory=Session)
+    streams: int = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        response = await self.respond(request)
+        await response(scope, receive, send)
+
+    async def respond(self, request: Request) -> Response:
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        post = request.method == "POST"
+        refused = await TransportSecurityMiddleware(security_for(self.host, self.port)).validate_request(
+            request, is_post=post
+        )
+        if refused is not None:
+            return refused
+        path = request.url.path.rstrip("/") or "/"
+        if path == BASE and request.method == "GET" and "token" in request.query_params:
+            return self.login(request)
+        if not self.authorized(request):
+            return PlainTextResponse(
+                f"this board needs the server's token: open {BASE}?token=YOUR_TOKEN once "
+                "(or send Authorization: Bearer YOUR_TOKEN)\n",
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        if path == BASE and request.method == "GET":
+            return Response(render_page("web", BASE), media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+        if path == f"{BASE}/api/board" and request.method == "GET":
+            data = await anyio.to_thread.run_sync(self.board, request.query_params.get("plan"))
+            return Response(data, media_type="application/json", headers={"cache-control": "no-store"})
+        if path == f"{BASE}/events" and request.method == "GET":
+            return self.events(request.query_params.get("plan"))
+        if path == f"{BASE}/api/action" and post:
+            return await self.action(request)
+        return PlainTextResponse("not found\n", status_code=404)
+
+    # -- access ---------------------------------------------------------------------
+
+    def authorized(self, request: Request) -> bool:
+        if not self.token:
+            return True
+        expected = self.token.encode()
+        header = request.headers.get("authorization", "").encode()
+        cookie = request.cookies.get(COOKIE, "").encode()
+        return hmac.compare_digest(header, b"Bearer " + expected) or hmac.compare_digest(cookie, expected)
+
+    def login(self, request: Request) -> Response:
+        given = request.query_params.get("token", "").encode()
+        if not self.token or not hmac.compare_digest(given, self.token.encode()):
+            return PlainTextResponse("wrong token for this board\n", status_code=401)
+        rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+        target = BASE + ("?" + "&".join(f"{k}={_quote(v)}" for k, v in rest) if rest else "")
+        response = RedirectResponse(target, status_code=303, headers={"referrer-policy": "no-referrer"})
+        response.set_cookie(COOKIE, self.token, path=BASE, httponly=True, samesite="strict")
+        return response
+
+    # -- data -----------------------------------------------------------------------
+
+    def board(self, plan: str | None) -> str:
+        data = board_data(self.store, plan, actions=self.actions is not None)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    def events(self, plan: str | None) -> Response:
+        if self.streams >= MAX_STREAMS:
+            return PlainTextResponse(f"too many open boards ({MAX_STREAMS}); close one\n", status_code=503)
+        return StreamingResponse(
+            self.stream(plan),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    async def stream(self, plan: str | None) -> AsyncIterator[str]:
+        self.streams += 1
+        try:
+            yield "retry: 1000\n\n"
+            versions: object = None
+            sent = ""
+            rebuilt = spoke = 0.0
+            while True:
+                now = time.monotonic()
+                try:
+                    current: object = await anyio.to_thread.run_sync(self.store.plan_versions)
+                except OSError:
+                    current = None
+                if current != versions or now - rebuilt >= FULL_CHECK:
+                    versions, rebuilt = current, now
+                    data = await anyio.to_thread.run_sync(self.board, plan)
+                    if data != sent:
+                        sent, spoke = data, now
+                        yield f"event: board\ndata: {data}\n\n"
+                if now - spoke >= KEEPALIVE:
+                    spoke = now
+                    yield ": still here\n\n"
+                await anyio.sleep(POLL_INTERVAL)
+        finally:
+            self.streams -= 1
+
+    # -- actions: TaskUpdate through Actions, as the agent's tool calls it ----------------
+
+    async def action(self, request: Request) -> Response:
+        if self.actions is None:
+            return _refusal(ACTIONS_OFF, 403)
+        raw = await request.body()
+        if len(raw) > MAX_ACTION_BYTES:
+            return _refusal("request too large", 413)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _refusal("the body must be JSON: {action, plan, taskId, owner}", 400)
+        if not isinstance(body, dict) or body.get("action") not in ACTIONS:
+            return _refusal(f"action must be one of {', '.join(ACTIONS)}", 400)
+        plan, task_id, owner = body.get("plan"), body.get("taskId"), str(body.get("owner") or "").strip()
+        if not isinstance(plan, str) or not plan or isinstance(task_id, bool) or not isinstance(task_id, int | str):
+            return _refusal("plan (a name) and taskId (a number) are required", 400)
+        edits: dict[str, Any] = dict(ACTIONS[body["action"]])  # TaskUpdate's keywords (status, owner)
+        if "owner" in edits or (owner and body["action"] == "start"):
+            if not owner:
+                return _refusal("type your name to claim a task", 400)
+            edits["owner"] = owner
+        actions = self.actions
+        try:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: actions.task_update(self.session, task_id, plan, **edits)
+            )
+        except PlanningError as e:
+            return _refusal(str(e), 409)
+        return JSONResponse({"refused": False, "message": outcome.text})
+
+
+def _refusal(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"refused": True, "message": message}, status_code=status)
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe="")
+
+
+class WithBoard:
+    """ASGI: requests under /board go to the board, everything else (and the lifespan)
+    to `app` (the MCP endpoint with its own checks)."""
+
+    def __init__(self, board: BoardSite, app: Any) -> None:
+        self.board = board
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == BASE or path.startswith(BASE + "/"):
+            await self.board(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)

@@ -1,0 +1,71 @@
+"""`planning-mcp web`: the board alone in the browser, on its own port.
+
+Read-only unless `--actions`: any program on this machine can load a loopback page, and
+a board that starts and completes tasks on a click is a way to change plans that no agent
+asked for. With `--actions` every change goes through TaskUpdate (planning_core.actions),
+as an agent's call would, and each refusal is shown with its message."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PORT = 8080
+
+
+def add_web_parser(sub: Any) -> None:
+    w = sub.add_parser("web", help="the live task board in your browser (http://127.0.0.1:8080/board)")
+    w.add_argument("--root", dest="sub_root", metavar="DIR", help="planning folder (default: $PLANNING_MCP_ROOT)")
+    w.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1; any other needs --token)")
+    w.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)")
+    w.add_argument("--token", help="required on every request (default: $PLANNING_MCP_TOKEN)")
+    w.add_argument("--open", action="store_true", help="open the board in the default browser")
+    w.add_argument(
+        "--actions",
+        action="store_true",
+        help="let the page start, complete, reopen and claim tasks (through TaskUpdate); off: read-only",
+    )
+
+
+def run_web(args: argparse.Namespace, root: Path) -> int:
+    """Serve until Ctrl+C. Exit 2 when it cannot start (no such root, no token off loopback,
+    port in use), with the reason on one line."""
+    import uvicorn
+
+    from planning_core import Planner
+    from planning_core.actions import Actions
+
+    from ..cli_views import ViewError, existing_store
+    from ..http import ServeError, bind, check_token
+    from .routes import BASE, BoardSite
+
+    token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
+    try:
+        store = existing_store(root)
+        check_token(args.host, token)
+        hooks = None
+        if args.actions:
+            from ..cli import load_hooks
+
+            hooks = load_hooks(args.hooks)
+        sock = bind(args.host, args.port)
+    except (ServeError, ViewError) as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    port = int(sock.getsockname()[1])
+    actions = Actions(Planner(store), hooks) if args.actions else None
+    site = BoardSite(store, args.host, port, token, actions)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{host}:{port}{BASE}"
+    mode = "actions on" if actions else "read-only"
+    print(f"planning-mcp: the board of {root} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True)
+    if args.open:
+        webbrowser.open(f"{url}?token={token}" if token else url)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down gracefully
+        uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off")).run(sockets=[sock])
+    return 0
