@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from planning_core import FileStore, Planner, PlanningError, PlanSnapshot, TaskStatus, graph
-from planning_core.errors import PlanNotFound
 
 from ..cli_views import plan_data, select_plans
 
@@ -49,11 +48,9 @@ def board_data(store: FileStore, wanted: str | None = None, *, actions: bool = F
     out: dict[str, Any] = {"root": str(store.root), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
     try:
-        names = select_plans(store, wanted) if wanted else [p["name"] for p in plans if not p["unreadable"]][:1]
+        names = select_plans(store, wanted) if wanted else [p["name"] for p in plans][:1]
         if names:
             out["plan"] = plan_board(store.snapshot(names[0]))
-    except PlanNotFound as e:
-        out["error"] = str(e)
-    except PlanningError as e:
+    except PlanningError as e:  # no such plan, an ambiguous part of a name, an unreadable folder
         out["error"] = str(e)
     return out

@@ -71,7 +71,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
 
     @server.tool(
         name=APP_TOOL,
-        description="The board's data for the planning board app.",
+        description="Board data for the planning board app.",
         annotations=ToolAnnotations(read_only_hint=True),
         meta={"ui": {"resourceUri": APP_URI, "visibility": ["app"]}},
     )
@@ -84,6 +84,11 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         except PlanningError as e:
             return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=board_text(data))], structured_content=data)
+
+    # The schema as tools.py's compaction would leave it: only the Apps host reads it.
+    view = server._tool_manager.get_tool(APP_TOOL)
+    if view is not None:
+        view.parameters = {"type": "object", "properties": {"plan": {"type": "string"}}}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
         tools = await server.list_tools()

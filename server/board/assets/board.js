@@ -38,6 +38,7 @@
     renderBoard(data.columns || cfg.columns, plan);
     const withActions = Boolean(data.actions && plan && !plan.archived);
     $("who").hidden = !withActions;
+    $("mode").hidden = Boolean(data.actions) || !plan;
   }
 
   function renderPlans(plans, current) {

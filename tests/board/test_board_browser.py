@@ -1,0 +1,170 @@
+"""The board in a real headless Chromium, served by a real `planning-mcp serve --transport
+http` child at /board: the right tasks in the right columns, a TaskUpdate made by another
+MCP server process showing on the open page within a second (no reload), an unreadable
+task file shown as such, and a server with a token refusing the page without it."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tests.support.mcp import connect, server_params, text_of
+from tests.support.procs import serving
+from tests.support.seed import SUBJECTS
+
+from .conftest import COLUMNS_JS, SCREENSHOTS, column_ids, known_plan
+
+TOKEN = "board-s3cret-token"
+LIVE_LIMIT = 1.0  # seconds from a TaskUpdate's answer to the page showing it
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+async def test_board_shows_the_plan_in_its_columns(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    other = "Ship the beta"
+    from tests.support.seed import make_plan
+
+    make_plan(root, "ship-beta", [{"subject": "Tag the release", "description": "git tag"}], title=other)
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='5']")
+        assert column_ids(await page.evaluate(COLUMNS_JS)) == {
+            "ready": [4],
+            "blocked": [5],
+            "in_progress": [3],
+            "done": [1, 2],
+        }
+        assert await page.text_content("#title") == "Add auth"
+        assert await page.text_content("#progress") == "2/5 done"
+        card3 = page.locator(".card[data-task='3']")
+        assert await card3.locator(".subject").text_content() == SUBJECTS[2]
+        assert await card3.locator(".owner").text_content() == "alice"
+        assert await page.locator(".card[data-task='5'] .blockers").text_content() == "blocked by #3"
+        # The description on demand: hidden until the card is clicked.
+        desc = page.locator(".card[data-task='5'] .desc")
+        assert not await desc.is_visible()
+        await page.click(".card[data-task='5'] .top")
+        assert await desc.text_content() == "Once login works: how to log in, with curl examples."
+        assert await desc.is_visible()
+        # The active plans beside it; choosing one shows its board.
+        plans = page.locator("nav button")
+        assert await plans.count() == 2
+        assert await page.get_attribute(f"nav button[data-plan='{name}']", "aria-current") == "true"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(SCREENSHOTS / "board.png"), full_page=True)
+        await page.click("nav button[data-plan$='ship-beta']")
+        await page.wait_for_function(f"document.querySelector('#title').textContent === {json.dumps(other)}")
+        assert column_ids(await page.evaluate(COLUMNS_JS)) == {"ready": [1]}
+        assert "plan=" in page.url  # the choice survives a reload
+        # No network fetch other than this server's own page, events and JSON.
+        assert not [r for r in srv.stderr().splitlines() if "Traceback" in r]
+
+
+async def test_a_task_update_from_another_process_shows_within_a_second(
+    tmp_path: Path, browser: Any, record_property: Any
+) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".col[data-col='ready'] .card[data-task='4']")
+        await page.evaluate("window.__sameDocument = 'yes'")
+        # Another MCP server process (stdio) on the same root, driven by the SDK's client.
+        async with connect(server_params(root), tmp_path / "stdio.err") as client:
+            with anyio.fail_after(30):
+                result = await client.call_tool(
+                    "TaskUpdate", {"taskId": 4, "status": "in_progress", "owner": "bob", "plan": name}
+                )
+            assert not result.is_error, text_of(result)
+            answered = time.monotonic()
+            await page.wait_for_selector(
+                ".col[data-col='in_progress'] .card[data-task='4']", timeout=LIVE_LIMIT * 1000 + 500
+            )
+            shown = time.monotonic() - answered
+        record_property("board_live_seconds", round(shown, 3))
+        print(f"TaskUpdate answered -> on the page: {shown * 1000:.0f} ms")
+        assert shown < LIVE_LIMIT
+        assert await page.locator(".card[data-task='4'] .owner").text_content() == "bob"
+        assert await page.evaluate("window.__sameDocument") == "yes"  # no reload
+        assert await page.text_content("#status") == "live"
+
+
+async def test_an_unreadable_task_file_shows_as_unreadable(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    folder = root / "todo" / name
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='2']")
+        # A damaged file, saved the way editors save (a new file renamed over the old one).
+        damaged = folder / "task_2.json.tmp-editor"
+        damaged.write_text('{"id": 2, "subject": "Implement JWT', encoding="utf-8")
+        damaged.replace(folder / "task_2.json")
+        await page.wait_for_selector(".card.unreadable[data-task='2']", timeout=3000)
+        banner = await page.text_content("#unreadable")
+        assert banner is not None and f"todo/{name}/task_2.json" in banner and "cannot be read" in banner
+        assert await page.locator(".card.unreadable[data-task='2'] .subject").text_content() == "unreadable task file"
+        # The rest of the board still shows.
+        assert await page.locator(".card:not(.unreadable)").count() == 4
+
+
+async def test_a_server_with_a_token_refuses_the_board_without_it(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    known_plan(root)
+    with serving(tmp_path, "http", root=root, token=TOKEN) as srv:
+        page = await browser.new_page()
+        response = await page.goto(f"{srv.base}/board")
+        assert response is not None and response.status == 401
+        assert "needs the server's token" in (await page.text_content("body") or "")
+        for path in ("/board/events", "/board/api/board", "/board?token=wrong"):
+            status, _ = get(srv.base + path)
+            assert status == 401, path
+        assert get(f"{srv.base}/board/api/board", {"Authorization": f"Bearer {TOKEN}"})[0] == 200
+        # The token once in the address: a cookie for the board's path, then the address without it.
+        response = await page.goto(f"{srv.base}/board?token={TOKEN}")
+        assert response is not None and response.status == 200
+        assert page.url == f"{srv.base}/board"
+        await page.wait_for_selector(".card[data-task='5']")
+        (cookie,) = await browser.cookies()
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/board"
+        # /mcp keeps its own rule: the bearer header only.
+        status, _ = get(f"{srv.base}/mcp", {"Cookie": f"planning_board_token={TOKEN}"})
+        assert status == 401
+
+
+async def test_dns_rebinding_and_foreign_origins_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    known_plan(root)
+    with serving(tmp_path, "http", root=root) as srv:
+        assert get(f"{srv.base}/board")[0] == 200
+        assert get(f"{srv.base}/board", {"Host": f"evil.example:{srv.port}"})[0] == 421
+        assert get(f"{srv.base}/board/api/board", {"Origin": "http://evil.example"})[0] == 403
+        # Read-only beside /mcp: an action is refused with its reason, nothing changes.
+        request = urllib.request.Request(
+            f"{srv.base}/board/api/action",
+            data=json.dumps({"action": "start", "plan": "add-auth", "taskId": 4}).encode(),
+            headers={"Content-Type": "application/json", "Origin": srv.base},
+        )
+        try:
+            urllib.request.urlopen(request, timeout=10)
+            raise AssertionError("an action was accepted on a read-only board")
+        except urllib.error.HTTPError as e:
+            assert e.code == 403 and "read-only" in json.loads(e.read())["message"]
