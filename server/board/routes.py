@@ -186,9 +186,7 @@ class BoardSite:
             edits["owner"] = owner
         actions = self.actions
         try:
-            outcome = await anyio.to_thread.run_sync(
-                lambda: actions.task_update(self.session, task_id, plan, **edits)
-            )
+            outcome = await anyio.to_thread.run_sync(lambda: actions.task_update(self.session, task_id, plan, **edits))
         except PlanningError as e:
             return _refusal(str(e), 409)
         return JSONResponse({"refused": False, "message": outcome.text})

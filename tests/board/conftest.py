@@ -54,7 +54,9 @@ def known_plan(root: Path) -> str:
     the in-progress #3: every column holds something. Returns the plan's name."""
     name = seed_root(root, FORK)
     planner = Planner(FileStore(root))
-    planner.create_task(name, "Write the auth docs", "Once login works: how to log in, with curl examples.", blocked_by=[3])
+    planner.create_task(
+        name, "Write the auth docs", "Once login works: how to log in, with curl examples.", blocked_by=[3]
+    )
     return name
 
 

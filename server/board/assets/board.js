@@ -149,7 +149,7 @@
 
   // Which actions a card offers: the few a person takes on a board. The server (the same
   // TaskUpdate as the agent's) decides; a refusal is shown with its message.
-  const OFFERED = { ready: ["start", "claim"], blocked: ["claim"], in_progress: ["complete", "claim"], done: ["reopen"] };
+  const OFFERED = { ready: ["start", "claim"], blocked: ["start", "claim"], in_progress: ["complete", "claim"], done: ["reopen"] };
 
   function actionButtons(t, plan) {
     const box = el("div", "acts");
