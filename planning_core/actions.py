@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar, Unpack
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from . import render
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
-from .models import Task, TaskSpec, TodoItem
+from .models import Task, TaskPatch, TaskSpec, TodoItem
 from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
@@ -49,21 +49,6 @@ def created_plan_name(text: str) -> str | None:
         return check_plan_name(word)
     except InvalidPlanName:
         return None
-
-
-class TaskEdits(TypedDict, total=False):
-    """TaskUpdate's optional changes, as Planner.update_task takes them."""
-
-    status: str | None
-    subject: str | None
-    description: str | None
-    active_form: str | None
-    owner: str | None
-    add_blocked_by: Any
-    add_blocks: Any
-    remove_blocked_by: Any
-    remove_blocks: Any
-    metadata: Any
 
 
 @dataclass
@@ -170,16 +155,18 @@ class Actions:
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
 
     def task_update(
-        self, session: Session, task_id: Any, plan: str | None = None, **changes: Unpack[TaskEdits]
+        self, session: Session, task_id: Any, plan: str | None = None, patch: TaskPatch | None = None, **changes: Any
     ) -> Outcome[TaskUpdated]:
+        """`patch` (what the tool sends), or its fields as keywords."""
+        patch = patch if patch is not None else TaskPatch(**changes)
         name = self._plan(session, plan)
-        if changes.get("status") == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
+        if patch.status == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             current = self.planner.get_task(name, task_id)
             if current.status.value != "completed":
-                payload = self._payload(name, current, changes.get("subject"), changes.get("owner"))
+                payload = self._payload(name, current, patch.subject, patch.owner)
                 self.hooks.check_completion(payload)
-        change = self.planner.update_task(name, task_id, **changes)
+        change = self.planner.update_task(name, task_id, patch)
         todo_reset = (change.started or change.completed) and session.todo.clear()
         text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
         if todo_reset:

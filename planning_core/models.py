@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
@@ -23,13 +24,43 @@ MAX_PLAN_TASKS = 500  # tasks in one PlanCreate call
 MAX_EDGES = 1_000  # ids in one dependency list
 
 
+# The statuses, once: a task's and a todo item's; what TaskUpdate may set (deleted removes
+# the task); what TaskList may filter on (ready and blocked are derived: graph.py).
+StatusName = Literal["pending", "in_progress", "completed"]
+UpdateStatus = Literal[StatusName, "deleted"]
+ListStatus = Literal[StatusName, "ready", "blocked"]
+UPDATE_STATUSES: tuple[str, ...] = get_args(UpdateStatus)
+LIST_STATUSES: tuple[str, ...] = get_args(ListStatus)
+TodoStatus = StatusName
+
+
 class TaskStatus(StrEnum):
+    """A task's status on disk; its values are StatusName's (tests/core/test_one_rule.py)."""
+
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     COMPLETED = "completed"
 
 
-TodoStatus = Literal["pending", "in_progress", "completed"]
+TaskIdsArg = Sequence[int | str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskPatch:
+    """TaskUpdate's changes: the one list of them, built once by the tool and passed
+    through the actions to Planner.update_task. None leaves a field as it is. Values
+    are as the caller sent them; the planner checks each before it reads a file."""
+
+    status: str | None = None
+    subject: str | None = None
+    description: str | None = None
+    active_form: str | None = None
+    owner: str | None = None
+    add_blocked_by: TaskIdsArg | None = None
+    add_blocks: TaskIdsArg | None = None
+    remove_blocked_by: TaskIdsArg | None = None
+    remove_blocks: TaskIdsArg | None = None
+    metadata: dict[str, Any] | None = None  # merged into the task's; a key set to None is removed
 
 
 class _Camel(BaseModel):

@@ -13,24 +13,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import graph, queries, validate
+from . import graph, queries, update, validate
 from .errors import (
-    BlockerUnreadable,
-    ClaimConflict,
-    CorruptTask,
     DependencyCycle,
     InvalidInput,
     PlanningError,
     PlanNotFinished,
     PlanNotFound,
-    SelfDependency,
     StorageError,
-    TaskBlocked,
     TaskNotFound,
 )
 from .models import (
     MAX_DESCRIPTION,
-    MAX_METADATA_BYTES,
     MAX_PLAN_TEXT,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
@@ -38,9 +32,9 @@ from .models import (
     PlanSummary,
     Progress,
     Task,
+    TaskPatch,
     TaskSpec,
     TaskStatus,
-    metadata_size,
 )
 from .names import check_date, check_slug, parse_task_id, slugify, today
 from .queries import TaskPage
@@ -48,7 +42,6 @@ from .render import render_plan_md
 from .store import PlanStore
 
 MAX_STEPS = 200
-UPDATE_STATUSES = ("pending", "in_progress", "completed", "deleted")
 
 
 def _now() -> str:
@@ -227,131 +220,35 @@ class Planner:
         """Blockers not completed; one that cannot be read counts as open, a deleted one not."""
         return graph.open_blockers(task, lambda b: self.store.get_task(plan, b), unreadable_open=True)
 
-    def update_task(
-        self,
-        plan: str,
-        task_id: Any,
-        status: str | None = None,
-        subject: str | None = None,
-        description: str | None = None,
-        active_form: str | None = None,
-        owner: str | None = None,
-        add_blocked_by: Any = None,
-        add_blocks: Any = None,
-        remove_blocked_by: Any = None,
-        remove_blocks: Any = None,
-        metadata: Any = None,
-    ) -> TaskChange:
+    def update_task(self, plan: str, task_id: Any, patch: TaskPatch | None = None, **changes: Any) -> TaskChange:
+        """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
+        transaction: dependencies, then fields, then status and owner."""
         tid = parse_task_id(task_id)
-        if status is not None and status not in UPDATE_STATUSES:
-            raise InvalidInput(f"status {status!r} is not one of {', '.join(UPDATE_STATUSES)}.")
-        if subject is not None:
-            subject = validate.text(subject, "subject", MAX_SUBJECT, required=True)
-        if description is not None:
-            description = validate.text(description, "description", MAX_DESCRIPTION)
-        if active_form is not None:
-            active_form = validate.text(active_form, "activeForm", MAX_SHORT_TEXT)
-        if owner is not None:
-            owner = validate.text(owner, "owner", MAX_SHORT_TEXT)
-        meta = validate.metadata(metadata) if metadata is not None else None
-        edges = {
-            "addBlockedBy": validate.edges(add_blocked_by, "addBlockedBy"),
-            "addBlocks": validate.edges(add_blocks, "addBlocks"),
-            "removeBlockedBy": validate.edges(remove_blocked_by, "removeBlockedBy"),
-            "removeBlocks": validate.edges(remove_blocks, "removeBlocks"),
-        }
+        p, edges = update.checked(patch if patch is not None else TaskPatch(**changes))
         with self.store.transaction(plan) as txn:
-            work: dict[int, Task] = {}
-            original: dict[int, Task] = {}
-
-            def get(i: int) -> Task:
-                if i not in work:
-                    work[i] = txn.get(i)
-                    original[i] = work[i].clone()
-                return work[i]
-
-            task = get(tid)
-            if status == "deleted":
-                return self._delete(txn, plan, task, get, work)
-            # A link to a task with no file (a hand delete, an older version's crash) can still
-            # be removed: there is no neighbour to update. An unknown id not linked is refused.
-            gone = {i for i in edges["removeBlockedBy"] + edges["removeBlocks"] if not txn.exists(i)}
-            missing = [i for i in edges["addBlockedBy"] + edges["addBlocks"] if not txn.exists(i)]
-            missing += [b for b in edges["removeBlockedBy"] if b in gone and b not in task.blocked_by]
-            missing += [c for c in edges["removeBlocks"] if c in gone and c not in task.blocks]
-            if missing:
-                raise TaskNotFound(plan, missing)
-            before_ids = edges["addBlockedBy"] + edges["removeBlockedBy"]
-            after_ids = edges["addBlocks"] + edges["removeBlocks"]
+            work = update.Work(txn)
+            task = work.get(tid)
+            if p.status == "deleted":
+                return self._delete(txn, plan, task, work.get)
             before = task.clone()
-            for b in edges["removeBlockedBy"]:
-                graph.unlink(_blocker_to_unlink(b, gone, get), task)
-            for c in edges["removeBlocks"]:
-                graph.unlink(task, Task(id=c, subject="gone") if c in gone else get(c))
-            for b in edges["addBlockedBy"]:
-                self._link(get(b), task, get)
-            for c in edges["addBlocks"]:
-                self._link(task, get(c), get)
-            if subject is not None:
-                task.subject = subject
-            if description is not None:
-                task.description = description
-            if active_form is not None:
-                task.active_form = active_form
-            if meta is not None:
-                merged = {**task.metadata, **meta}
-                task.metadata = {k: v for k, v in merged.items() if v is not None}
-                if metadata_size(task.metadata) > MAX_METADATA_BYTES:
-                    raise InvalidInput(f"metadata would exceed {MAX_METADATA_BYTES // 1024} KB; store less.")
-            change = TaskChange(task_id=tid, plan=plan)
-            if status is not None and status != task.status.value:
-                new = TaskStatus(status)
-                if new is TaskStatus.IN_PROGRESS:
-                    try:
-                        blockers = graph.open_blockers(task, get)
-                    except CorruptTask as e:
-                        raise BlockerUnreadable(plan, tid, e) from None
-                    if blockers:
-                        raise TaskBlocked(tid, blockers)
-                task.status = new
-                change.started = new is TaskStatus.IN_PROGRESS
-                change.completed = new is TaskStatus.COMPLETED
-            elif status == "in_progress" and owner and task.owner and owner != task.owner:
-                raise ClaimConflict(tid, task.owner)
-            if owner is not None:
-                task.owner = owner
-            change.changed = _changed_fields(before, task)
+            update.apply_edges(txn, plan, task, edges, work.get)
+            update.apply_fields(task, p)
+            change = TaskChange(task_id=tid, plan=plan, task=task)
+            started, completed = update.apply_status(plan, task, p, work.get)
+            change.started, change.completed = started, completed
+            change.changed = update.changed_fields(before, task)
             if not change.changed:
-                neighbours_changed = any(t != original[t.id] for t in work.values() if t.id != tid)
-                if not neighbours_changed:
-                    change.task = task
+                if not work.neighbours_changed(tid):
                     return change
                 # This task's lists already named the link (stale), its neighbour's did not.
-                change.changed = [f for f, ids in (("blockedBy", before_ids), ("blocks", after_ids)) if ids]
-            now = _now()
-            for t in work.values():
-                if t != original[t.id]:
-                    t.updated_at = now
-                    txn.put(t)
+                change.changed = edges.fields()
+            work.write(_now())
             if change.completed:
-                change.unblocked = graph.newly_ready(task, get)
+                change.unblocked = graph.newly_ready(task, work.get)
                 change.all_done = txn.all_completed()
-            change.task = task
         return change
 
-    def _link(self, blocker: Task, blocked: Task, get: graph.Lookup) -> None:
-        if blocker.id == blocked.id:
-            raise SelfDependency(blocker.id)
-        if blocker.id in blocked.blocked_by:
-            return
-        cycle = graph.cycle_if_linked(blocker.id, blocked.id, get)
-        if cycle:
-            raise DependencyCycle(cycle)
-        graph.link(blocker, blocked)
-
-    def _delete(
-        self, txn: Any, plan: str, task: Task, get: graph.Lookup, work: dict[int, Task]
-    ) -> TaskChange:
+    def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:
         now = _now()
         for b in task.blocked_by:
             if txn.exists(b):
@@ -379,21 +276,3 @@ class Planner:
         cursor: str | None = None,
     ) -> TaskPage:
         return queries.list_tasks(self.store, plan, status, owner, limit, cursor)
-
-
-_TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")
-_FIELD_NAMES = {"active_form": "activeForm", "blocked_by": "blockedBy"}
-
-
-def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
-    """A stand-in for a blocker with no file or an unreadable one: blockedBy holds the link."""
-    if b in gone:
-        return Task(id=b, subject="gone")
-    try:
-        return get(b)
-    except CorruptTask:
-        return Task(id=b, subject="unreadable")
-
-
-def _changed_fields(before: Task, after: Task) -> list[str]:
-    return [_FIELD_NAMES.get(f, f) for f in _TRACKED if getattr(before, f) != getattr(after, f)]

@@ -5,7 +5,7 @@ in `_answer` and nowhere else.
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -14,6 +14,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
+from planning_core.models import MAX_TODO_ITEMS, ListStatus, TaskPatch, UpdateStatus
 from planning_core.outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -24,6 +25,7 @@ from planning_core.outcomes import (
     TaskUpdated,
     TodoListed,
 )
+from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 
 from .state import AppState, app_state, session_key
 
@@ -184,7 +186,7 @@ def register(server: MCPServer[AppState]) -> None:
     async def task_update(
         taskId: TaskId,
         ctx: Context,
-        status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
+        status: UpdateStatus | None = None,
         subject: str | None = None,
         description: str | None = None,
         activeForm: str | None = None,
@@ -198,35 +200,30 @@ def register(server: MCPServer[AppState]) -> None:
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
         dependencies."""
-        return await _answer(
-            ctx,
-            lambda a, s: a.task_update(
-                s,
-                taskId,
-                plan,
-                status=status,
-                subject=subject,
-                description=description,
-                active_form=activeForm,
-                owner=owner,
-                add_blocked_by=addBlockedBy,
-                add_blocks=addBlocks,
-                remove_blocked_by=removeBlockedBy,
-                remove_blocks=removeBlocks,
-                metadata=metadata,
-            ),
+        patch = TaskPatch(
+            status=status,
+            subject=subject,
+            description=description,
+            active_form=activeForm,
+            owner=owner,
+            add_blocked_by=addBlockedBy,
+            add_blocks=addBlocks,
+            remove_blocked_by=removeBlockedBy,
+            remove_blocks=removeBlocks,
+            metadata=metadata,
         )
+        return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 
     @server.tool(name="TaskList", annotations=READ)
     async def task_list(
         ctx: Context,
         plan: PlanName = None,
         status: Annotated[
-            Literal["pending", "in_progress", "completed", "ready", "blocked"] | None,
+            ListStatus | None,
             Field(description="ready = pending with all blockers done"),
         ] = None,
         owner: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=1000)] = 200,
+        limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
         cursor: str | None = None,
     ) -> Annotated[CallToolResult, TaskListed]:
         """The plan's task board: `#id [status] subject (owner) [blocked by #a]`."""
@@ -237,14 +234,17 @@ def register(server: MCPServer[AppState]) -> None:
         """One task in full: description, status, owner, dependencies."""
         return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
 
-    @server.tool(name="todo", annotations=UPDATE)
+    @server.tool(
+        name="todo",
+        annotations=UPDATE,
+        description=f"Replace this session's checklist for the current step (≤{MAX_TODO_ITEMS} items, one "
+        "in_progress; in memory only).",
+    )
     async def todo(
         items: list[TodoItem],
         ctx: Context,
         topic: str | None = None,
     ) -> Annotated[CallToolResult, TodoListed]:
-        """Replace this session's checklist for the current step (≤12 items, one in_progress;
-        in memory only)."""
         return await _answer(ctx, lambda a, s: a.todo(s, items, topic), inline=True)
 
     compact_schemas(server)
