@@ -26,6 +26,7 @@ from planning_core.events import EventHooks
 from planning_core.render import active_plans_block
 
 from . import __version__, prompts, resources, tools
+from .board.mcp_app import APP_ONLY_TOOLS
 from .notify import Notifier, watch
 from .state import AppState, session_key
 
@@ -150,6 +151,8 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
     state: AppState = ctx.lifespan_context
     session = state.session(session_key(ctx.request))
     tool = str((ctx.params or {}).get("name"))
+    if tool in APP_ONLY_TOOLS:  # the board app refreshing itself is not a round of the model's
+        return result
     succeeded = not result.get("isError")
     # Only a due plan reminder needs to know whether a task is in progress: a disk read,
     # done off the event loop and only then. The policy itself is Session.round's.

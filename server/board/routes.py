@@ -167,6 +167,10 @@ class BoardSite:
     async def action(self, request: Request) -> Response:
         if self.actions is None:
             return _refusal(ACTIONS_OFF, 403)
+        # Only this page may act: a browser names the page's origin on every POST; another
+        # site's (or a missing) Origin is refused, off loopback too, where Host is not checked.
+        if request.headers.get("origin") != f"http://{request.headers.get('host', '')}":
+            return _refusal("actions are taken from the board's own page only", 403)
         raw = await request.body()
         if len(raw) > MAX_ACTION_BYTES:
             return _refusal("request too large", 413)

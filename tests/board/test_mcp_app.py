@@ -145,3 +145,22 @@ async def test_clients_without_apps_see_no_app_tool_and_no_ui_links(tmp_path: Pa
     record_property("tools_list_chars_apps_extra", grown)
     print(f"tools/list: {size} chars without Apps; +{grown} for a client that negotiated Apps")
     assert grown < 600
+
+
+async def test_the_apps_refreshes_are_not_rounds_of_the_model(tmp_path: Path) -> None:
+    """The app asks for the board every few seconds; those calls must not move the model's
+    reminder clock (nor carry its reminders off into a result the model never reads)."""
+    from server.app import build_server
+
+    root = tmp_path / "root"
+    name = known_plan(root)  # #3 in progress: plan reminders are due every 5th quiet round
+    reminder = "<reminder>You have an active session plan."
+    async with Client(build_server(root), extensions=APPS) as c:
+        await c.call_tool("TaskUpdate", {"taskId": 4, "description": "round 0", "plan": name})
+        texts = []
+        for _ in range(5):
+            for _ in range(3):  # the app's refreshes between two calls of the model
+                view = await c.call_tool("BoardView", {"plan": name})
+                assert not view.is_error and reminder not in text_of(view)
+            texts.append(text_of(await c.call_tool("TaskList", {"plan": name})))
+    assert [reminder in t for t in texts] == [False, False, False, False, True]
