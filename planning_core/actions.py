@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from . import render
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
-from .models import Task, TaskPatch, TaskSpec, TodoItem
+from .models import Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
 from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
@@ -160,10 +160,10 @@ class Actions:
         """`patch` (what the tool sends), or its fields as keywords."""
         patch = patch if patch is not None else TaskPatch(**changes)
         name = self._plan(session, plan)
-        if patch.status == "completed" and self.hooks is not None and self.hooks.has("TaskCompleted"):
+        if patch.status == TaskStatus.COMPLETED.value and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             current = self.planner.get_task(name, task_id)
-            if current.status.value != "completed":
+            if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.subject, patch.owner)
                 self.hooks.check_completion(payload)
         change = self.planner.update_task(name, task_id, patch)
@@ -225,5 +225,5 @@ class Actions:
     ) -> Outcome[TodoListed]:
         session.todo.replace(items, topic)
         todo = session.todo
-        done = sum(i.status == "completed" for i in todo.items)
+        done = sum(i.status == TaskStatus.COMPLETED.value for i in todo.items)
         return Outcome(todo.render(), TodoListed(topic=todo.topic, items=todo.items, done=done, total=len(todo.items)))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from . import safetext
@@ -29,6 +29,7 @@ MAX_EDGES = 1_000  # ids in one dependency list
 StatusName = Literal["pending", "in_progress", "completed"]
 UpdateStatus = Literal[StatusName, "deleted"]
 ListStatus = Literal[StatusName, "ready", "blocked"]
+STATUS_NAMES: tuple[str, ...] = get_args(StatusName)
 UPDATE_STATUSES: tuple[str, ...] = get_args(UpdateStatus)
 LIST_STATUSES: tuple[str, ...] = get_args(ListStatus)
 TodoStatus = StatusName
@@ -51,7 +52,7 @@ class TaskPatch:
     through the actions to Planner.update_task. None leaves a field as it is. Values
     are as the caller sent them; the planner checks each before it reads a file."""
 
-    status: str | None = None
+    status: UpdateStatus | None = None
     subject: str | None = None
     description: str | None = None
     active_form: str | None = None
@@ -61,6 +62,17 @@ class TaskPatch:
     remove_blocked_by: TaskIdsArg | None = None
     remove_blocks: TaskIdsArg | None = None
     metadata: dict[str, Any] | None = None  # merged into the task's; a key set to None is removed
+
+
+def problem_line(where: str, message: str) -> str:
+    """One field's problem as every refusal of malformed input quotes it: `<where>: <message>`
+    (pydantic's own message; the SDK's argument errors are shortened to the same form)."""
+    return f"{where}: {message}"
+
+
+def first_problem(e: ValidationError) -> str:
+    first = e.errors()[0]
+    return problem_line(".".join(str(p) for p in first["loc"]), first["msg"])
 
 
 class _Camel(BaseModel):

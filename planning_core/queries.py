@@ -6,13 +6,12 @@ from pydantic import BaseModel, Field
 
 from . import graph
 from .errors import CurrentPlanGone, InvalidInput, NoCurrentPlan, PlanNotFound
-from .models import CorruptFile, PlanSummary, Task, TaskStatus
+from .models import LIST_STATUSES, STATUS_NAMES, CorruptFile, PlanSummary, Task, TaskStatus
 from .names import match_plan, parse_task_id
 from .store import PlanStore
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1_000
-LIST_STATUSES = ("pending", "in_progress", "completed", "ready", "blocked")
 
 
 class TaskPage(BaseModel):
@@ -75,7 +74,7 @@ def list_tasks(
             continue
         if status == "blocked" and not graph.is_blocked(t, statuses):
             continue
-        if status in ("pending", "in_progress", "completed") and t.status.value != status:
+        if status in STATUS_NAMES and t.status.value != status:
             continue
         if owner is not None and t.owner != owner:
             continue

@@ -9,9 +9,8 @@ from pydantic import ValidationError
 
 from . import safetext
 from .errors import TodoInvalid
-from .models import MAX_SHORT_TEXT, MAX_TODO_ITEMS, TodoItem
-
-TODO_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+from .models import MAX_SHORT_TEXT, MAX_TODO_ITEMS, TaskStatus, TodoItem, first_problem
+from .render import MARKS
 
 
 class TodoList:
@@ -31,10 +30,8 @@ class TodoList:
             try:
                 parsed.append(raw if isinstance(raw, TodoItem) else TodoItem.model_validate(raw))
             except ValidationError as e:
-                first = e.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise TodoInvalid(f"items[{n}] is invalid ({where}: {first['msg']}).") from None
-        running = [i for i, item in enumerate(parsed, start=1) if item.status == "in_progress"]
+                raise TodoInvalid(f"items[{n}] is invalid ({first_problem(e)}).") from None
+        running = [i for i, item in enumerate(parsed, start=1) if item.status == TaskStatus.IN_PROGRESS.value]
         if len(running) > 1:
             raise TodoInvalid(
                 f"Only one item may be in_progress; items {', '.join(map(str, running))} are. "
@@ -57,11 +54,11 @@ class TodoList:
 
     @property
     def unfinished(self) -> bool:
-        return any(i.status != "completed" for i in self.items)
+        return any(i.status != TaskStatus.COMPLETED.value for i in self.items)
 
     def render(self) -> str:
         if not self.items:
             return "Todo list is empty."
-        done = sum(i.status == "completed" for i in self.items)
+        done = sum(i.status == TaskStatus.COMPLETED.value for i in self.items)
         head = f"Todo{f' ({self.topic})' if self.topic else ''} [{done}/{len(self.items)} done]"
-        return "\n".join([head, *(f"{TODO_MARKS[i.status]} {i.content}" for i in self.items)])
+        return "\n".join([head, *(f"{MARKS[TaskStatus(i.status)]} {i.content}" for i in self.items)])

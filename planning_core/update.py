@@ -156,7 +156,7 @@ def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup) -> tupl
                 raise TaskBlocked(task.id, blockers)
         task.status = new
         started, completed = new is TaskStatus.IN_PROGRESS, new is TaskStatus.COMPLETED
-    elif p.status == "in_progress" and p.owner and task.owner and p.owner != task.owner:
+    elif p.status == TaskStatus.IN_PROGRESS.value and p.owner and task.owner and p.owner != task.owner:
         raise ClaimConflict(task.id, task.owner)
     if p.owner is not None:
         task.owner = p.owner

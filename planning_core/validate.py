@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from . import graph, safetext
 from .errors import InvalidInput
-from .models import MAX_EDGES, MAX_METADATA_BYTES, MAX_PLAN_TASKS, TaskSpec, metadata_size
+from .models import MAX_EDGES, MAX_METADATA_BYTES, MAX_PLAN_TASKS, TaskSpec, first_problem, metadata_size
 from .names import parse_task_ids
 
 # The fields that may span lines (safetext states the rule); every other text is one line.
@@ -80,10 +80,8 @@ def task_specs(tasks: Sequence[TaskSpec | dict[str, Any]]) -> list[TaskSpec]:
         try:
             spec = raw if isinstance(raw, TaskSpec) else TaskSpec.model_validate(raw)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise InvalidInput(
-                f"tasks[{pos}] is invalid ({where}: {first['msg']}). Nothing was created; fix it and retry."
+                f"tasks[{pos}] is invalid ({first_problem(e)}). Nothing was created; fix it and retry."
             ) from None
         for b in spec.blocked_by:
             if b == pos:
