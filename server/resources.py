@@ -70,7 +70,8 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> ListResourcesResult:
         plans = await anyio.to_thread.run_sync(plan_resources, state)
-        return ListResourcesResult(resources=[*await server.list_resources(), *plans])
+        listed = mcp_app.for_client(ctx, await server.list_resources())  # ui:// only to Apps clients
+        return ListResourcesResult(resources=[*listed, *plans])
 
     # The SDK lists only static resources; the plans are behind a template.
     server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)

@@ -7,8 +7,9 @@
   a person wants to see the plan. Their text answers are unchanged, the fallback for every
   client without Apps (Claude Code renders none).
 - BoardView is app-only (`_meta.ui.visibility: ["app"]`): the app refreshes through it, the
-  model never sees it. It and the `_meta.ui` links are listed only to clients that
-  negotiated the extension, so tools/list is not one character longer for any other client.
+  model never sees it. It, the `_meta.ui` links and the ui:// resource are listed only to
+  clients that negotiated the extension: tools/list and resources/list are unchanged for any
+  other client.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Resource,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import Field
 
 from planning_core import PlanningError
@@ -48,6 +56,13 @@ def board_text(data: dict[str, Any]) -> str:
         return data.get("error") or "No active plans."
     p = plan["progress"]
     return f"Board of {plan['name']}: {p['completed']}/{p['total']} done."
+
+
+def for_client(ctx: ServerRequestContext[Any, Any], resources: list[Resource]) -> list[Resource]:
+    """resources/list: the app's ui:// page only for a client that can show it."""
+    if client_supports_apps(ctx):
+        return resources
+    return [r for r in resources if not str(r.uri).startswith("ui://")]
 
 
 def register(server: MCPServer[AppState], state: AppState) -> None:

@@ -138,6 +138,9 @@ async def test_clients_without_apps_see_no_app_tool_and_no_ui_links(tmp_path: Pa
         async with Client(f"{srv.base}/mcp") as plain, Client(f"{srv.base}/mcp", extensions=APPS) as apps:
             listed = await plain.list_tools()
             with_apps = await apps.list_tools()
+            plain_resources = {str(r.uri) for r in (await plain.list_resources()).resources}
+            apps_resources = {str(r.uri) for r in (await apps.list_resources()).resources}
+    assert APP_URI in apps_resources and APP_URI not in plain_resources
     assert "BoardView" not in {t.name for t in listed.tools}
     assert all("ui" not in (t.meta or {}) for t in listed.tools)
     size = len(json.dumps(dump(listed)))
