@@ -81,6 +81,9 @@ class BoardSite:
         if refused is not None:
             return refused
         path = request.url.path.rstrip("/") or "/"
+        if path == "/":  # `planning-mcp web` alone on its port: the address people type
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(BASE + query, status_code=307)
         if path == BASE and request.method == "GET" and "token" in request.query_params:
             return self.login(request)
         if not self.authorized(request):
