@@ -4,7 +4,6 @@ reminders and the live Active Plans block."""
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,9 +22,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from planning_core import FileStore, Planner
 from planning_core.actions import Actions
 from planning_core.events import EventHooks
+from planning_core.models import problem_line
 from planning_core.render import active_plans_block
 
-from . import __version__, prompts, resources, tools
+from . import __version__, prompts, resources, sdk, tools
 from .board.mcp_app import APP_ONLY_TOOLS
 from .notify import Notifier, watch
 from .state import AppState, session_key
@@ -99,9 +99,9 @@ def build_server(
     tools.register(server)
     resources.register(server, state)
     prompts.register(server)
-    lowlevel = server._lowlevel_server  # the SDK's high-level server has no subscribe hook for 2025 clients
-    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, notifier.on_subscribe)
-    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.on_unsubscribe)
+    # The SDK's high-level server has no subscribe hook for 2025 clients.
+    sdk.add_request_handler(server, "resources/subscribe", SubscribeRequestParams, notifier.on_subscribe)
+    sdk.add_request_handler(server, "resources/unsubscribe", UnsubscribeRequestParams, notifier.on_unsubscribe)
     return server
 
 
@@ -176,7 +176,6 @@ async def _readable_argument_errors(ctx: ServerRequestContext[Any, Any], call_ne
     return result
 
 
-_VALIDATION = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+\n")
 _INPUT_TYPE = re.compile(r"input_type=(\w+)\]")
 _JSON_TYPES = {
     "bool": "true/false",
@@ -202,15 +201,13 @@ def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
     """Turn the SDK's pydantic dump for malformed arguments into one line per field,
     without internal names or links, so the model can fix its call."""
     for block in result.get("content", []):
-        text = block.get("text", "") if block.get("type") == "text" else ""
-        if not _VALIDATION.match(text):
+        errors = sdk.argument_errors(block.get("text", "") if block.get("type") == "text" else "")
+        if errors is None:
             continue
-        lines = text.splitlines()[1:]
         problems = []
-        for field, detail in itertools.pairwise(lines):
-            if not field.startswith(" ") and detail.startswith("  ") and not detail.startswith("    "):
-                problem = _id_problem(field, detail) or f"{field}: {detail.strip().split(' [type=')[0]}"
-                if problem not in problems:
-                    problems.append(problem)
+        for field, detail in errors:
+            problem = _id_problem(field, detail) or problem_line(field, detail.split(" [type=")[0])
+            if problem not in problems:
+                problems.append(problem)
         if problems:
             block["text"] = f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Fix them and call again."

@@ -29,6 +29,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core.store import PlanStore
 
+from .sdk import connection_of
+
 log = logging.getLogger(__name__)
 
 ACTIVE_URI = "plans://active"
@@ -43,13 +45,6 @@ SEND_TIMEOUT = 2.0
 
 def plan_uri(name: str) -> str:
     return f"plans://{name}"
-
-
-def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
-    """The SDK's per-client connection behind this request. The SDK hands handlers only
-    the per-request `ServerSession`, which holds it privately (noted for upstream)."""
-    connection = getattr(ctx.session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
 
 
 def _is_legacy(connection: Connection) -> bool:

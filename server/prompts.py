@@ -12,6 +12,7 @@ from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, I
 
 from planning_core import PlanningError
 
+from . import sdk
 from .resources import active_text, plan_text
 from .state import AppState, app_state, session_key
 
@@ -69,9 +70,9 @@ def check_prompt_request(server: MCPServer[AppState], params: GetPromptRequestPa
     """An unknown prompt or a missing argument is the caller's mistake: invalid params
     with the reason. (The SDK raises ValueError for both, which reaches 2025 clients as
     code 0 and 2026 clients as a bare internal error.)"""
-    prompt = server._prompt_manager.get_prompt(params.name)
+    prompt = sdk.find_prompt(server, params.name)
     if prompt is None:
-        known = ", ".join(p.name for p in server._prompt_manager.list_prompts())
+        known = ", ".join(sdk.prompt_names(server))
         raise MCPError(INVALID_PARAMS, f"Unknown prompt {params.name!r}; the prompts are: {known}.")
     given = params.arguments or {}
     missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in given)
@@ -86,9 +87,10 @@ def register(server: MCPServer[AppState]) -> None:
         ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
     ) -> GetPromptResult | InputRequiredResult:
         check_prompt_request(server, params)
-        return await server._handle_get_prompt(ctx, params)
+        result: GetPromptResult | InputRequiredResult = await sdk.sdk_get_prompt(server, ctx, params)
+        return result
 
-    server._lowlevel_server.add_request_handler("prompts/get", GetPromptRequestParams, get_prompt)
+    sdk.add_request_handler(server, "prompts/get", GetPromptRequestParams, get_prompt)
 
     @server.prompt(name="plan-mode", description="Read-only planning, then human review, then PlanCreate.")
     def plan_mode(task: str) -> str:

@@ -27,6 +27,7 @@ from planning_core.outcomes import (
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 
+from . import sdk
 from .state import AppState, app_state, session_key
 
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
@@ -124,14 +125,11 @@ def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_schemas(server: MCPServer[AppState]) -> None:
-    for tool in server._tool_manager.list_tools():
+    for tool in sdk.registered_tools(server):
         tool.parameters = _compact(_inline_defs(tool.parameters))
         tool.description = " ".join((tool.description or "").split())
-        output = tool.fn_metadata.output_schema
-        if output is not None:
-            compacted = _compact(output, output=True)
-            output.clear()
-            output.update(compacted)
+        if tool.output_schema is not None:
+            sdk.replace_output_schema(tool, _compact(tool.output_schema, output=True))
 
 
 def register(server: MCPServer[AppState]) -> None:
