@@ -4,8 +4,9 @@ Exposure is the MCP endpoint's (server/http.py): the strict Host/Origin allow-li
 security_for builds (DNS-rebinding protection on loopback), and, when a token is set, no
 answer without it. A browser cannot add a bearer header to a page load, so the page also
 takes the token once as `?token=`, answers with an HttpOnly SameSite=Strict cookie scoped
-to the board's path and redirects to the same address without it (out of history and
-Referer headers); the JSON, the events and the actions then go by the cookie or the header.
+to the board's path (a value derived from the token, which does not open /mcp) and
+redirects to the same address without it (out of history and Referer headers); the JSON,
+the events and the actions then go by the cookie or the header.
 
 Live: each open page's event stream polls the store's change signal (plan_versions, the
 notifier's) every POLL_INTERVAL and sends the board when it changed; every FULL_CHECK
@@ -14,12 +15,14 @@ folder's mtime alone) shows too. Only a board that differs from the last one sen
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 import anyio.to_thread
@@ -109,19 +112,26 @@ class BoardSite:
     def authorized(self, request: Request) -> bool:
         if not self.token:
             return True
-        expected = self.token.encode()
         header = request.headers.get("authorization", "").encode()
         cookie = request.cookies.get(COOKIE, "").encode()
-        return hmac.compare_digest(header, b"Bearer " + expected) or hmac.compare_digest(cookie, expected)
+        return hmac.compare_digest(header, b"Bearer " + self.token.encode()) or hmac.compare_digest(
+            cookie, self.cookie_value().encode()
+        )
+
+    def cookie_value(self) -> str:
+        """Derived from the token, not the token: cookie-safe characters, and a cookie that
+        leaks opens the board only, never /mcp (which takes the token itself)."""
+        assert self.token
+        return hmac.new(self.token.encode(), b"planning-mcp board cookie", hashlib.sha256).hexdigest()
 
     def login(self, request: Request) -> Response:
         given = request.query_params.get("token", "").encode()
         if not self.token or not hmac.compare_digest(given, self.token.encode()):
             return PlainTextResponse("wrong token for this board\n", status_code=401)
-        rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-        target = BASE + ("?" + "&".join(f"{k}={_quote(v)}" for k, v in rest) if rest else "")
+        rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+        target = BASE + (f"?{rest}" if rest else "")
         response = RedirectResponse(target, status_code=303, headers={"referrer-policy": "no-referrer"})
-        response.set_cookie(COOKIE, self.token, path=BASE, httponly=True, samesite="strict")
+        response.set_cookie(COOKIE, self.cookie_value(), path=BASE, httponly=True, samesite="strict")
         return response
 
     # -- data -----------------------------------------------------------------------
@@ -201,12 +211,6 @@ class BoardSite:
 
 def _refusal(message: str, status: int) -> JSONResponse:
     return JSONResponse({"refused": True, "message": message}, status_code=status)
-
-
-def _quote(value: str) -> str:
-    from urllib.parse import quote
-
-    return quote(value, safe="")
 
 
 class WithBoard:

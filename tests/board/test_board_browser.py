@@ -146,8 +146,9 @@ async def test_a_server_with_a_token_refuses_the_board_without_it(tmp_path: Path
         (cookie,) = await browser.cookies()
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/board"
         # /mcp keeps its own rule: the bearer header only.
-        status, _ = get(f"{srv.base}/mcp", {"Cookie": f"planning_board_token={TOKEN}"})
+        status, _ = get(f"{srv.base}/mcp", {"Cookie": f"{cookie['name']}={cookie['value']}"})
         assert status == 401
+        assert TOKEN not in cookie["value"]  # a leaked cookie is not the token
 
 
 async def test_dns_rebinding_and_foreign_origins_are_refused(tmp_path: Path) -> None:
