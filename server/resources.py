@@ -18,8 +18,10 @@ from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
 from planning_core import PlanningError
 from planning_core.errors import InvalidInput, PlanNotFound, TaskNotFound
 from planning_core.mermaid import task_graph
+from planning_core.queries import MAX_PAGE
 from planning_core.render import active_plans_block, task_board
 
+from . import sdk
 from .board import mcp_app
 from .notify import plan_uri
 from .state import AppState, app_state
@@ -31,7 +33,7 @@ def active_text(state: AppState) -> str:
 
 def plan_text(state: AppState, name: str) -> str:
     md = state.store.read_plan_md(name)
-    page = state.planner.list_tasks(name, limit=1000)
+    page = state.planner.list_tasks(name, limit=MAX_PAGE)
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
     graph = task_graph(page.tasks, page.unreadable)
     return f"{md.rstrip()}\n\n## Tasks\n\n{board}\n\n```mermaid\n{graph}\n```\n"
@@ -74,7 +76,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         return ListResourcesResult(resources=[*listed, *plans])
 
     # The SDK lists only static resources; the plans are behind a template.
-    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+    sdk.add_request_handler(server, "resources/list", PaginatedRequestParams, list_resources)
 
     @server.resource(
         "plans://active",
