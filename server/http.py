@@ -150,5 +150,7 @@ def serve(
     print(f"planning-mcp: serving http://{host}:{bound}{path}", file=sys.stderr, flush=True)
     if transport == "http":
         print(f"planning-mcp: the board is at http://{host}:{bound}/board", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    server_ = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if hasattr(app, "board"):  # open board pages end their event streams when we stop (board/routes.py)
+        app.board.stopping = lambda: server_.should_exit
+    server_.run(sockets=[sock])

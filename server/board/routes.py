@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -66,6 +66,10 @@ class BoardSite:
     actions: Actions | None = None  # None: read-only
     session: Session = field(default_factory=Session)
     streams: int = 0
+    # Whether the server is shutting down (uvicorn's should_exit): an event stream never ends
+    # by itself, and uvicorn waits for every open response before it exits, so Ctrl+C would
+    # hang while a board is open. Each stream ends within POLL_INTERVAL once this is true.
+    stopping: Callable[[], bool] = lambda: False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -156,7 +160,7 @@ class BoardSite:
             versions: object = None
             sent = ""
             rebuilt = spoke = 0.0
-            while True:
+            while not self.stopping():
                 now = time.monotonic()
                 try:
                     current: object = await anyio.to_thread.run_sync(self.store.plan_versions)

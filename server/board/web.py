@@ -66,6 +66,8 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     print(f"planning-mcp: the board of {root} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True)
     if args.open:
         webbrowser.open(f"{url}?token={token}" if token else url)
+    server = uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off"))
+    site.stopping = lambda: server.should_exit  # open pages' event streams end, so Ctrl+C does not wait
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down gracefully
-        uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off")).run(sockets=[sock])
+        server.run(sockets=[sock])
     return 0

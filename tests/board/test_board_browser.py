@@ -169,3 +169,24 @@ async def test_dns_rebinding_and_foreign_origins_are_refused(tmp_path: Path) -> 
             raise AssertionError("an action was accepted on a read-only board")
         except urllib.error.HTTPError as e:
             assert e.code == 403 and "read-only" in json.loads(e.read())["message"]
+
+
+async def test_ctrl_c_stops_the_server_while_a_board_is_open(tmp_path: Path, browser: Any) -> None:
+    """An event stream never ends by itself; the server must not wait for it on Ctrl+C."""
+    import signal
+    import subprocess
+
+    root = tmp_path / "root"
+    known_plan(root)
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector("#status:text('live')")
+        started = time.monotonic()
+        srv.proc.send_signal(signal.SIGINT)
+        try:
+            code = srv.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the server still runs 5 s after Ctrl+C with a board open") from None
+        print(f"stopped {time.monotonic() - started:.2f} s after Ctrl+C with a board open")
+        assert code == 0, srv.stderr()
