@@ -111,6 +111,7 @@ async def test_the_app_renders_the_tool_result_and_refreshes_through_its_app_onl
             log = await page.evaluate("window.hostLog")
             assert log[:2] == ["ui/initialize", "ui/notifications/initialized"]
             assert "tools/call BoardView" in log
+            assert "ui/notifications/size-changed" in log  # so the host can size its frame
             # Live inside the chat: another client's change arrives with the next app-only refresh.
             changed = await host.call_tool("TaskUpdate", {"taskId": 4, "status": "in_progress", "plan": name})
             assert not changed.is_error, text_of(changed)

@@ -315,6 +315,14 @@
       const theme = init && init.hostContext && init.hostContext.theme;
       if (theme) document.documentElement.dataset.theme = theme;
       send({ method: "ui/notifications/initialized", params: {} });
+      // The host sizes its frame to the board (hosts start apps in a short frame otherwise).
+      let last = "";
+      new ResizeObserver(() => {
+        const size = { width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight };
+        const key = size.width + "x" + size.height;
+        if (key !== last) send({ method: "ui/notifications/size-changed", params: size });
+        last = key;
+      }).observe(document.body);
       document.body.dataset.initialized = "true";
       setStatus("connected", true);
       // Live while shown: the board asks for itself every few seconds, never through the model.
