@@ -19,6 +19,7 @@ from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 
 VIEW_COMMANDS = ("board", "graph", "watch", "hook")
+ROOT_HELP = "planning folder (default: $PLANNING_MCP_ROOT, else ./.planning where the command runs)"
 
 
 class ViewError(Exception):
@@ -30,17 +31,19 @@ def add_parsers(sub: Any) -> None:
     b = sub.add_parser("board", help="the task board: status, owners, open blockers (all active plans by default)")
     b.add_argument("plan", nargs="?", help="plan name, or a unique part of it (e.g. add-auth)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
-    b.add_argument("--root", dest="sub_root", help="planning folder")
+    b.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
     g = sub.add_parser("graph", help="the dependency graph as Mermaid (paste into a ```mermaid block)")
     g.add_argument("plan", nargs="?", help="plan name or a unique part of it (default: every active plan)")
-    g.add_argument("--root", dest="sub_root", help="planning folder")
+    g.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
     w = sub.add_parser("watch", help="live view of the active plans in this terminal (Ctrl-C to quit)")
-    w.add_argument("--root", dest="sub_root", help="planning folder")
-    w.add_argument("--interval", type=float, default=1.0, help="seconds between checks for changes (default 1)")
+    w.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
+    w.add_argument(
+        "--interval", type=float, default=1.0, metavar="SECONDS", help="seconds between checks for changes (default 1)"
+    )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
     h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (SessionStart, PostToolUse)")
     h.add_argument("event", nargs="?", help="SessionStart or PostToolUse (default: the payload's hook_event_name)")
-    h.add_argument("--root", dest="sub_root", help="planning folder (default: $PLANNING_MCP_ROOT, else .planning)")
+    h.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
 
 
 def run_view(args: argparse.Namespace, root: Path) -> int:
@@ -61,11 +64,24 @@ def run_view(args: argparse.Namespace, root: Path) -> int:
 
             if args.interval <= 0:
                 raise ViewError("--interval must be a positive number of seconds")
-            return watch(store, interval=args.interval, once=args.once)
+            return watch(store, interval=args.interval, once=args.once, console=_console())
     except (ViewError, PlanningError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _console() -> Any:
+    """rich's Console, except that a closed stdout (`watch | head`) raises BrokenPipeError for
+    cli.main's one quiet exit (141, as every printing command) instead of rich's SystemExit(1)."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeConsole()
 
 
 def existing_store(root: Path) -> FileStore:

@@ -13,16 +13,22 @@ makes the server keep every unanswered request and answer in memory. Here:
   The server never sends requests to the client, so a full window cannot wait on a client
   response stuck behind it;
 - blocking reads and writes run in two daemon threads: a thread stuck on a pipe must not
-  keep the process alive once serving ends (Ctrl+C, end of stdin, the client gone)."""
+  keep the process alive once serving ends (Ctrl+C, end of stdin, the client gone);
+- Ctrl+C (SIGINT) is the end of input: nothing more is read, the requests already read are
+  answered (a tool call running in a worker thread finishes its writes), then the server
+  exits 0. A second Ctrl+C exits at once with 130: the core replaces every file whole
+  (atomic renames, ordered so a kill at any point leaves a consistent plan), so a call cut
+  short loses its answer, never a file."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +41,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
+from . import sdk
 from .http import MAX_REQUEST_BYTES
 from .stdio_frames import Lines, Refused, RequestId, TooLong, diagnose, encode
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel import Server
     from mcp.server.mcpserver import MCPServer
 
 log = logging.getLogger("planning_mcp")
@@ -48,19 +54,16 @@ MAX_IN_FLIGHT = 32
 MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES
 READ_CHUNK = 64 * 1024
 DRAIN_SECONDS = 10.0  # at the end of input, how long answers still due may take to reach the pipe
+STOPPED_AT_ONCE = 128 + signal.SIGINT  # 130: the shell's code for "ended by Ctrl+C"
+CTRL_C = None  # in the chunk stream: stop reading (b"" is the end of stdin)
+
+Chunk = bytes | None
 
 Key = tuple[bool, RequestId]  # (is a string, id): 1 and "1" are different requests
 
 
 def _key(request_id: RequestId) -> Key:
     return (isinstance(request_id, str), request_id)
-
-
-def _lowlevel(server: MCPServer[Any]) -> Server[Any]:
-    """The one private SDK attribute used here: MCPServer serves stdio only through the
-    SDK's own transport (`run_stdio_async`), and its low-level server, which takes any
-    pair of streams, is not public."""
-    return server._lowlevel_server
 
 
 def run_stdio(server: MCPServer[Any]) -> None:
@@ -70,10 +73,10 @@ def run_stdio(server: MCPServer[Any]) -> None:
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
     with _claim_std_fds() as (read_fd, write_fd):
-        await serve_fds(server, read_fd, write_fd)
+        await serve_fds(server, read_fd, write_fd, ctrl_c=True)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _claim_std_fds() -> Iterator[tuple[int, int]]:
     """Serve from private copies of fds 0 and 1, and point 0 at /dev/null and 1 at stderr
     meanwhile, as the SDK's transport does: a handler, hook or child process that reads
@@ -134,12 +137,13 @@ class InFlight:
         self._changed = anyio.Event()
 
 
-async def serve_fds(server: MCPServer[Any], read_fd: int, write_fd: int) -> None:
-    """Run the SDK's serving loop (what `MCPServer.run("stdio")` runs) over our reader and writer."""
-    lowlevel = _lowlevel(server)
+async def serve_fds(server: MCPServer[Any], read_fd: int, write_fd: int, *, ctrl_c: bool = False) -> None:
+    """Run the SDK's serving loop (what `MCPServer.run("stdio")` runs) over our reader and
+    writer. `ctrl_c`: SIGINT ends the input (main thread only: it installs a signal handler)."""
+    lowlevel = sdk.lowlevel(server)  # MCPServer serves stdio only through the SDK's transport
     inflight = InFlight()
     token = anyio.lowlevel.current_token()
-    chunks_send, chunks = anyio.create_memory_object_stream[bytes](0)
+    chunks_send, chunks = anyio.create_memory_object_stream[Chunk](0)
     requests_send, requests = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     answers_send, answers = anyio.create_memory_object_stream[SessionMessage](0)
     written = anyio.Event()
@@ -149,6 +153,8 @@ async def serve_fds(server: MCPServer[Any], read_fd: int, write_fd: int) -> None
             written.set()
             tg.cancel_scope.cancel()  # nobody can hear us any more (or serving has ended)
 
+        if ctrl_c:
+            tg.start_soon(_stop_on_ctrl_c, chunks_send.clone(), inflight)
         _daemon("stdin", _read_chunks, read_fd, chunks_send, token)
         _daemon("stdout", _write_answers, write_fd, answers, inflight, writer_stopped, token)
         tg.start_soon(_read_requests, chunks, requests_send, answers_send.clone(), inflight)
@@ -162,7 +168,40 @@ def _daemon(name: str, target: Callable[..., None], *args: Any) -> None:
     threading.Thread(target=target, args=args, name=f"planning-mcp {name}", daemon=True).start()
 
 
-def _read_chunks(fd: int, out: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
+async def _stop_on_ctrl_c(chunks: MemoryObjectSendStream[Chunk], inflight: InFlight) -> None:
+    """First Ctrl+C: read nothing more and stop once what was read is answered. Second: now.
+
+    Our own handler rather than asyncio's (which cancels the main task): that cancellation
+    waited for a worker thread, and a second Ctrl+C then raised KeyboardInterrupt inside the
+    loop: a thread's traceback, and the process still running 13 s later, its call long done."""
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+    except NotImplementedError:  # no signal handlers in this event loop: Python's default applies
+        return
+    with receiver as signals:
+        stopping = False
+        async with anyio.create_task_group() as tg:
+            async for _ in signals:
+                if stopping:
+                    log.warning("stopping at once: a request in progress loses its answer (no file is half-written)")
+                    sys.stderr.flush()
+                    os._exit(STOPPED_AT_ONCE)  # worker threads cannot be cancelled: this is a kill
+                stopping = True
+                if inflight.count:
+                    n = inflight.count
+                    what = "the request in progress is" if n == 1 else f"the {n} requests in progress are"
+                    log.warning("stopping once %s answered; Ctrl+C again to stop at once", what)
+                # In a task of its own: the reader may be waiting for room in the window, and
+                # the second Ctrl+C must still be heard meanwhile.
+                tg.start_soon(_send_ctrl_c, chunks)
+
+
+async def _send_ctrl_c(chunks: MemoryObjectSendStream[Chunk]) -> None:
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the input had ended already
+        await chunks.send(CTRL_C)
+
+
+def _read_chunks(fd: int, out: MemoryObjectSendStream[Chunk], token: EventLoopToken) -> None:
     """Thread: read stdin and hand over each chunk; the next read waits until it is taken."""
     try:
         while True:
@@ -175,7 +214,7 @@ def _read_chunks(fd: int, out: MemoryObjectSendStream[bytes], token: EventLoopTo
             if not chunk:
                 break
         anyio.from_thread.run_sync(out.close, token=token)
-    except Exception:  # serving ended under us (stream closed, loop gone)
+    except BaseException:  # serving ended under us (stream closed, loop gone: even CancelledError)
         return
 
 
@@ -202,30 +241,32 @@ def _write_answers(
                 anyio.from_thread.run_sync(inflight.settle, _key(answered), token=token)
     except OSError as e:  # EPIPE: the client closed its end
         log.warning("stdout: %s; stopping", e)
-    except Exception:  # serving ended under us
+    except BaseException:  # serving ended under us (even CancelledError: a thread prints no traceback)
         return
     try:
         anyio.from_thread.run_sync(stopped, token=token)
-    except Exception:
+    except BaseException:
         return
 
 
 async def _read_requests(
-    chunks: MemoryObjectReceiveStream[bytes],
+    chunks: MemoryObjectReceiveStream[Chunk],
     requests: MemoryObjectSendStream[SessionMessage | Exception],
     answers: MemoryObjectSendStream[SessionMessage],
     inflight: InFlight,
 ) -> None:
     """Split stdin into lines (bounded), parse each, wait for room in the window, pass it on."""
-    async with requests, answers:
+    async with requests, answers, chunks:
         frames = Lines()
         async for chunk in chunks:
+            if chunk is CTRL_C:
+                break  # a line still being typed is not a request
             if not chunk:
+                for line in frames.end():
+                    await _handle(line, requests, answers, inflight)
                 break
             for line in frames.feed(chunk):
                 await _handle(line, requests, answers, inflight)
-        for line in frames.end():
-            await _handle(line, requests, answers, inflight)
         # The SDK cancels what is still running when its input ends, and a request whose
         # task had not started yet then gets no answer at all: let them finish first.
         with anyio.move_on_after(DRAIN_SECONDS):

@@ -20,6 +20,7 @@ def test_version() -> None:
 
 
 def test_status_without_plans(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     r = run_cli(["status", "--root", str(tmp_path / "empty")])
     assert r.returncode == 0, r.stderr
     assert r.stdout == "[Session Plan] Active tasks:\n  (none)\n"
@@ -38,8 +39,10 @@ def test_status_reads_the_environment_root(tmp_path: Path) -> None:
 
 
 def test_status_never_creates_the_root(tmp_path: Path) -> None:
+    """A typo in --root is an error (exit 2, board's message), not an empty list."""
     r = run_cli(["status", "--root", str(tmp_path / "typo")])
-    assert r.returncode == 0, r.stderr
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.startswith(f"planning-mcp: no planning folder at {tmp_path / 'typo'}; ")
     assert not (tmp_path / "typo").exists()
 
 

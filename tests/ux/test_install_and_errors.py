@@ -37,8 +37,9 @@ def test_bad_root_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     not_a_dir.write_text("x")
     assert main(["status", "--root", str(not_a_dir)]) == 2
     assert main(["--root", str(not_a_dir / "sub")]) == 2  # serve stdio
-    err = capsys.readouterr().err
-    assert err.count("\n") == 2 and err.count("set --root DIR or PLANNING_MCP_ROOT") == 2
+    status, serve = capsys.readouterr().err.splitlines()
+    assert status.startswith(f"planning-mcp: no planning folder at {not_a_dir}; ") and "--root DIR" in status
+    assert "set --root DIR or PLANNING_MCP_ROOT" in serve
 
 
 def test_port_in_use_is_one_line(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
