@@ -24,6 +24,7 @@ from planning_core.events import EventHooks, HookConfigError
 from planning_core.render import startup_summary
 
 from . import __version__
+from .board.web import add_web_parser, run_web
 from .cli_views import ROOT_HELP, VIEW_COMMANDS, ViewError, add_parsers, existing_store, run_view, status_json
 from .http import ServeError, serve
 
@@ -154,6 +155,7 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
     st.add_argument("--json", action="store_true", help="machine-readable output")
     add_parsers(sub)
+    add_web_parser(sub)
     return p
 
 
@@ -194,6 +196,8 @@ def _run(args: argparse.Namespace) -> int:
         return CONFIG_ERROR
     if args.command in VIEW_COMMANDS:
         return run_view(args, root)
+    if args.command == "web":
+        return run_web(args, root)
     try:
         if args.command == "status":
             reader = read_store(root)
