@@ -53,6 +53,10 @@ def run_view(args: argparse.Namespace, root: Path) -> int:
         return hook_main(args.event, getattr(args, "sub_root", None) or args.root)
     try:
         store = existing_store(root)
+    except ViewError as e:  # cannot run as configured: the same exit code as `status` and serving
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    try:
         if args.command == "board":
             names = select_plans(store, args.plan)
             snaps = _snapshots(store, names)

@@ -90,7 +90,7 @@ def test_read_only_commands_never_create_a_root(tmp_path: Path, capsys: pytest.C
     missing = tmp_path / "typo"
     for cmd in (["board"], ["graph"], ["watch", "--once"]):
         rc, out, err = run(capsys, *cmd, "--root", str(missing))
-        assert rc == 1 and out == ""
+        assert rc == 2 and out == ""
         assert err.count("\n") == 1 and "--root" in err and str(missing) in err
     assert not missing.exists()
 
