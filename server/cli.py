@@ -3,9 +3,9 @@ hook, --version. The MCP SDK is imported only when serving, so the other command
 (a Claude Code hook runs on every tool call) start fast.
 
 Exit codes: 0 done (also: the server stopped by Ctrl+C once the requests it had read were
-answered); 1 board, graph or watch could not show what was asked (no such plan, no planning
-folder); 2 the command cannot run as configured (a root that is a placeholder, missing for
-`status`, or not writable; a port in use; a bad hooks file; argparse's usage errors); 130
+answered); 1 board, graph or watch could not show what was asked (no such plan, or an
+ambiguous part of a name); 2 the command cannot run as configured (a root that is a placeholder,
+missing for a read command, or not writable; a port in use; a bad hooks file; argparse's usage errors); 130
 stopped at once (a second Ctrl+C, or Ctrl+C while starting); 141 stdout was closed by its
 reader (`| head`), as a program ended by SIGPIPE reports."""
 
