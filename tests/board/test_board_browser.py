@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from playwright.async_api import expect
 
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
@@ -69,7 +70,8 @@ async def test_board_shows_the_plan_in_its_columns(tmp_path: Path, browser: Any)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         await page.screenshot(path=str(SCREENSHOTS / "board.png"), full_page=True)
         await page.click("nav button[data-plan$='ship-beta']")
-        await page.wait_for_function(f"document.querySelector('#title').textContent === {json.dumps(other)}")
+        # (expect, not wait_for_function: the page's CSP forbids the eval that the latter uses)
+        await expect(page.locator("#title")).to_have_text(other)
         assert column_ids(await page.evaluate(COLUMNS_JS)) == {"ready": [1]}
         assert "plan=" in page.url  # the choice survives a reload
         # No network fetch other than this server's own page, events and JSON.

@@ -9,6 +9,7 @@ result, refreshes through its app-only tool, and acts through TaskUpdate."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import anyio
 from mcp import Client
 from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from playwright.async_api import expect
 
 from tests.support.mcp import text_of
 from tests.support.procs import serving
@@ -105,9 +107,7 @@ async def test_the_app_renders_the_tool_result_and_refreshes_through_its_app_onl
                 "done": [1, 2],
             }
             # The refresh through BoardView brings what TaskList's rows do not carry: descriptions.
-            await frame.wait_for_function(
-                "document.querySelector(\".card[data-task='5'] .desc\").textContent.startsWith('Once login works')"
-            )
+            await expect(app.locator(".card[data-task='5'] .desc")).to_have_text(re.compile("^Once login works"))
             log = await page.evaluate("window.hostLog")
             assert log[:2] == ["ui/initialize", "ui/notifications/initialized"]
             assert "tools/call BoardView" in log
