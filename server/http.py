@@ -89,6 +89,43 @@ def check_token(host: str, token: str | None) -> None:
         )
 
 
+FINAL_BODY = {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+class WholeResponses:
+    """ASGI wrapper: each HTTP response is started once and always completed. The SDK's SSE
+    endpoint (mcp 2.3.0, python-sdk #883) sends a second http.response.start after its stream,
+    and a stream ended by shutdown has no final body: uvicorn logged a RuntimeError traceback
+    (SSE) or "returned without completing response" (an HTTP GET stream) on every Ctrl+C."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = done = False
+
+        async def once(message: Any) -> None:
+            nonlocal started, done
+            if done:
+                return
+            if message["type"] == "http.response.start":
+                if started:  # the second start: end the first response instead
+                    done = True
+                    await send(FINAL_BODY)
+                    return
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                done = True
+            await send(message)
+
+        await self.app(scope, receive, once)
+        if started and not done:
+            await send(FINAL_BODY)
+
+
 def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int, token: str | None) -> Any:
     """The ASGI app for `host:port`, the port as bound (the Host and Origin checks name it)."""
     check_token(host, token)
@@ -109,6 +146,7 @@ def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int
         )
     else:
         app = server.sse_app(transport_security=security, max_request_body_size=MAX_REQUEST_BYTES)
+    app = WholeResponses(app)
     app = BearerAuth(app, token) if token else app
     if transport != "http":
         return app

@@ -55,6 +55,7 @@ MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES
 READ_CHUNK = 64 * 1024
 DRAIN_SECONDS = 10.0  # at the end of input, how long answers still due may take to reach the pipe
 STOPPED_AT_ONCE = 128 + signal.SIGINT  # 130: the shell's code for "ended by Ctrl+C"
+BUSY_GRACE = 0.25  # seconds after the first Ctrl+C before saying a request is still in progress
 CTRL_C = None  # in the chunk stream: stop reading (b"" is the end of stdin)
 
 Chunk = bytes | None
@@ -187,13 +188,23 @@ async def _stop_on_ctrl_c(chunks: MemoryObjectSendStream[Chunk], inflight: InFli
                     sys.stderr.flush()
                     os._exit(STOPPED_AT_ONCE)  # worker threads cannot be cancelled: this is a kill
                 stopping = True
-                if inflight.count:
-                    n = inflight.count
-                    what = "the request in progress is" if n == 1 else f"the {n} requests in progress are"
-                    log.warning("stopping once %s answered; Ctrl+C again to stop at once", what)
+                tg.start_soon(_say_if_still_busy, inflight)
                 # In a task of its own: the reader may be waiting for room in the window, and
                 # the second Ctrl+C must still be heard meanwhile.
                 tg.start_soon(_send_ctrl_c, chunks)
+
+
+async def _say_if_still_busy(inflight: InFlight) -> None:
+    """Say why we are not gone yet, when a request is still in progress after a moment: an
+    answer just written is counted until its writer thread returns, so an idle server would
+    otherwise now and then claim a request in progress."""
+    with anyio.move_on_after(BUSY_GRACE):
+        while inflight.count:
+            await anyio.sleep(0.01)
+        return
+    n = inflight.count
+    what = "the request in progress is" if n == 1 else f"the {n} requests in progress are"
+    log.warning("stopping once %s answered; Ctrl+C again to stop at once", what)
 
 
 async def _send_ctrl_c(chunks: MemoryObjectSendStream[Chunk]) -> None:

@@ -195,11 +195,6 @@ def test_a_second_ctrl_c_stops_at_once_with_130(terminal: list[Terminal], tmp_pa
     assert task_file(tmp_path / ".planning")["status"] == "pending"  # whole, as before the call
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the fix in server/http.py (H5's file): the SDK's SSE endpoint sends a second "
-    "http.response.start after its stream (python-sdk #883); see /tmp/notes/H9.md",
-)
 def test_ctrl_c_on_sse_with_a_client_connected_is_quiet(tmp_path: Path) -> None:
     port = free_port()
     stderr_path = tmp_path / "sse.stderr"
