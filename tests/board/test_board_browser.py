@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 from playwright.async_api import expect
 
+from server.board.routes import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
-from tests.support.seed import SUBJECTS
+from tests.support.seed import SUBJECTS, make_plan
 
 from .conftest import COLUMNS_JS, SCREENSHOTS, column_ids, known_plan
 
@@ -38,8 +39,6 @@ async def test_board_shows_the_plan_in_its_columns(tmp_path: Path, browser: Any)
     root = tmp_path / "root"
     name = known_plan(root)
     other = "Ship the beta"
-    from tests.support.seed import make_plan
-
     make_plan(root, "ship-beta", [{"subject": "Tag the release", "description": "git tag"}], title=other)
     with serving(tmp_path, "http", root=root) as srv:
         page = await browser.new_page()
@@ -126,6 +125,25 @@ async def test_an_unreadable_task_file_shows_as_unreadable(tmp_path: Path, brows
         assert await page.locator(".card.unreadable[data-task='2'] .subject").text_content() == "unreadable task file"
         # The rest of the board still shows.
         assert await page.locator(".card:not(.unreadable)").count() == 4
+        # Damaged in place (by hand, the folder's mtime untouched): caught by the periodic rebuild.
+        (folder / "task_1.json").write_text("not json", encoding="utf-8")
+        await page.wait_for_selector(".card.unreadable[data-task='1']", timeout=(FULL_CHECK + 2) * 1000)
+
+
+async def test_text_from_plans_is_shown_as_text_never_as_html(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    subject = '<img src=x onerror="document.title=1">Fix <b>it</b>'
+    make_plan(root, "html", [{"subject": subject, "description": "<script>alert(1)</script>"}], title="<i>T</i>")
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='1']")
+        assert await page.text_content(".card[data-task='1'] .subject") == subject
+        assert await page.text_content("#title") == "<i>T</i>"
+        await page.focus(".card[data-task='1'] .top")  # the card opens from the keyboard too
+        await page.keyboard.press("Enter")
+        assert await page.text_content(".card[data-task='1'] .desc") == "<script>alert(1)</script>"
+        assert await page.locator("#board img, #board b, #board script, h1 i").count() == 0
 
 
 async def test_a_server_with_a_token_refuses_the_board_without_it(tmp_path: Path, browser: Any) -> None:

@@ -138,10 +138,22 @@
     const desc = el("div", "desc", t.description || "(no description)");
     desc.hidden = !state.open.has(t.id);
     c.append(desc);
-    top.addEventListener("click", () => {
+    // A button for the keyboard and screen readers too: Enter or Space shows the description.
+    top.tabIndex = 0;
+    top.setAttribute("role", "button");
+    top.setAttribute("aria-expanded", String(!desc.hidden));
+    const toggle = () => {
       desc.hidden = !desc.hidden;
+      top.setAttribute("aria-expanded", String(!desc.hidden));
       if (desc.hidden) state.open.delete(t.id);
       else state.open.add(t.id);
+    };
+    top.addEventListener("click", toggle);
+    top.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") {
+        ev.preventDefault();
+        toggle();
+      }
     });
     if (state.data && state.data.actions && !plan.archived) c.append(actionButtons(t, plan));
     return c;
