@@ -5,7 +5,7 @@ security_for builds (DNS-rebinding protection on loopback), and, when a token is
 answer without it. A browser cannot add a bearer header to a page load, so the page also
 takes the token once as `?token=`, answers with an HttpOnly SameSite=Strict cookie scoped
 to the board's path (a value derived from the token, which does not open /mcp) and
-redirects to the same address without it (out of history and Referer headers); the JSON,
+redirects to the same address without it (out of the address bar and Referer headers); the JSON,
 the events and the actions then go by the cookie or the header.
 
 Live: each open page's event stream polls the store's change signal (plan_versions, the
