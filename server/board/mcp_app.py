@@ -34,6 +34,7 @@ from pydantic import Field
 
 from planning_core import PlanningError
 
+from .. import sdk
 from ..state import AppState, app_state
 from .data import board_data
 from .page import APP_TOOL, render_page
@@ -80,7 +81,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         )
     )
     for name in LINKED_TOOLS:
-        tool = server._tool_manager.get_tool(name)
+        tool = sdk.find_tool(server, name)
         if tool is not None:
             tool.meta = {**(tool.meta or {}), "ui": {"resourceUri": APP_URI}}
 
@@ -101,7 +102,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         return CallToolResult(content=[TextContent(type="text", text=board_text(data))], structured_content=data)
 
     # The schema as tools.py's compaction would leave it: only the Apps host reads it.
-    view = server._tool_manager.get_tool(APP_TOOL)
+    view = sdk.find_tool(server, APP_TOOL)
     if view is not None:
         view.parameters = {"type": "object", "properties": {"plan": {"type": "string"}}}
 
@@ -117,6 +118,6 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
             plain.append(tool.model_copy(update={"meta": meta or None}))
         return ListToolsResult(tools=plain)
 
-    server._lowlevel_server.add_request_handler("tools/list", PaginatedRequestParams, list_tools)
+    sdk.add_request_handler(server, "tools/list", PaginatedRequestParams, list_tools)
     # SEP-2133: say the server offers the extension (no settings of its own).
-    server._lowlevel_server.extensions[EXTENSION_ID] = {}
+    sdk.lowlevel(server).extensions[EXTENSION_ID] = {}
