@@ -4,7 +4,6 @@ so nothing has to import this module)."""
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -16,19 +15,11 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from server.app import build_server
+from tests.support.files import tree_state
+from tests.support.mcp import text_of
+from tests.support.seed import CHAIN, plan_create_args
 
 MODES = ["legacy", "auto"]
-
-SEED_DATE = "2026-05-28"
-SEED_NAME = "2026-05-28-add-auth"
-SEED_SUBJECTS = [
-    "Design auth schema",
-    "Implement JWT middleware",
-    "Add login endpoint",
-    "Add logout endpoint",
-]
-SEED_ANALYSIS = "Users cannot log in; the API has no notion of identity."
-SEED_APPROACH = "JWT in an Authorization header, checked by middleware."
 
 
 @pytest.fixture(params=MODES)
@@ -59,10 +50,6 @@ def connect(root: Path, mode: str) -> Connect:
     return _connect
 
 
-def text_of(result: CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if block.type == "text")
-
-
 @pytest.fixture
 def text() -> Callable[[CallToolResult], str]:
     return text_of
@@ -88,39 +75,21 @@ def ok() -> Callable[[Client, str, dict[str, Any] | None], Awaitable[CallToolRes
 
 @pytest.fixture
 def seed(ok: Any) -> Callable[[Client], Awaitable[CallToolResult]]:
-    """The seed plan: four tasks, each blocked by the one before."""
+    """The seed plan (tests.support.seed, named PLAN_NAME), its four tasks each blocked by
+    the one before; keyword arguments replace PlanCreate's arguments."""
 
     async def _seed(client: Client, **overrides: Any) -> CallToolResult:
-        args: dict[str, Any] = {
-            "title": "Add auth",
-            "analysis": SEED_ANALYSIS,
-            "approach": SEED_APPROACH,
-            "date": SEED_DATE,
-            "tasks": [
-                {"subject": s, "description": f"do: {s}", **({"blockedBy": [i]} if i else {})}
-                for i, s in enumerate(SEED_SUBJECTS)
-            ],
-        }
-        args.update(overrides)
+        args = {**plan_create_args(CHAIN), **overrides}
         return await ok(client, "PlanCreate", args)
 
     return _seed
 
 
 def hash_tree(root: Path) -> dict[str, str]:
-    """Every file and folder under root, by relative path: a content hash (files) or "dir".
-
-    A plan's `.lock` is left out: it is the (empty) lock file of the contract's layout and
-    is created the first time a writer takes the lock, refused or not."""
-    out: dict[str, str] = {}
-    if not root.exists():
-        return out
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.name == ".lock":
-            continue
-        out[rel] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
+    """Every entry under root by relative path (tests.support.files.tree_state). A plan's
+    `.lock` is left out: it is the (empty) lock file of the contract's layout and is
+    created the first time a writer takes the lock, refused or not."""
+    return tree_state(root, ignore={".lock"})
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from server.cli import main
+from tests.support.seed import PLAN_NAME
 
-SEED_NAME = "2026-05-28-add-auth"  # the conftest's seed plan
 AUDIT = "2026-05-29-add-audit-log"
 
 
@@ -25,16 +25,16 @@ async def test_a_unique_part_works_in_every_tool(connect: Any, seed: Any, ok: An
     async with connect() as c:
         await _two_plans(c, seed, ok)
         listed = await ok(c, "TaskList", {"plan": "add-auth"})
-        assert listed.structured_content["plan"]["name"] == SEED_NAME
+        assert listed.structured_content["plan"]["name"] == PLAN_NAME
         got = await ok(c, "TaskGet", {"taskId": 1, "plan": "auth"})
-        assert got.structured_content["plan"] == SEED_NAME
+        assert got.structured_content["plan"] == PLAN_NAME
         made = await ok(c, "TaskCreate", {"subject": "s", "description": "d", "plan": "audit"})
         assert made.structured_content["plan"] == AUDIT
         # Naming a plan by a part makes that plan (by its full name) the current one.
         made = await ok(c, "TaskCreate", {"subject": "t", "description": "d"})
         assert made.structured_content["plan"] == AUDIT
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "in_progress", "plan": "05-28"})
-        assert (await ok(c, "TaskGet", {"taskId": 1})).structured_content["plan"] == SEED_NAME
+        assert (await ok(c, "TaskGet", {"taskId": 1})).structured_content["plan"] == PLAN_NAME
         archived = await ok(c, "PlanArchive", {"plan": "audit-log", "force": True})
         assert f"done/{AUDIT}" in text(archived)
         # An archived plan is found by a part too: readable, and read-only.
@@ -52,11 +52,11 @@ async def test_ambiguous_and_unknown_parts_are_refused(
         refused = await c.call_tool("TaskCreate", {"subject": "s", "description": "d", "plan": "add"})
         assert refused.is_error
         assert text(refused) == (
-            f"Plan 'add' matches several plans: {SEED_NAME}, {AUDIT}. Give the full name or a longer part of it."
+            f"Plan 'add' matches several plans: {PLAN_NAME}, {AUDIT}. Give the full name or a longer part of it."
         )
         refused = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "completed", "plan": "deploy"})
         assert refused.is_error
-        assert text(refused) == f"Plan 'deploy' not found. Active plans: {SEED_NAME}, {AUDIT}."
+        assert text(refused) == f"Plan 'deploy' not found. Active plans: {PLAN_NAME}, {AUDIT}."
         for bad in ("../add-auth", "/etc/passwd", "add auth", "Add-Auth"):
             refused = await c.call_tool("TaskList", {"plan": bad})
             assert refused.is_error and text(refused).startswith(f"Invalid plan name {bad!r}"), text(refused)
@@ -80,11 +80,11 @@ async def test_the_cli_and_the_tools_follow_one_rule(
 async def test_current_plan_removed_under_the_server(connect: Any, seed: Any, ok: Any, text: Any, root: Path) -> None:
     async with connect() as c:
         await seed(c)
-        shutil.rmtree(root / "todo" / SEED_NAME)
+        shutil.rmtree(root / "todo" / PLAN_NAME)
         refused = await c.call_tool("TaskList", {})
         assert refused.is_error
         assert text(refused) == (
-            f"The session's current plan {SEED_NAME} no longer exists in todo/: its folder was removed or "
+            f"The session's current plan {PLAN_NAME} no longer exists in todo/: its folder was removed or "
             "renamed outside this server. Nothing was changed. There are no active plans; "
             "call PlanCreate to start one."
         )

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.seed import PLAN_NAME
+
 PLAN_REMINDER = "<reminder>You have an active session plan. Check TaskList and update task status.</reminder>"
 TODO_REMINDER = "<reminder>Your todo list has unfinished items. Update it with the todo tool.</reminder>"
-SEED_NAME = "2026-05-28-add-auth"
 
 
 def reminders(text: str) -> list[str]:
@@ -45,7 +46,7 @@ async def test_plan_reminder_every_fifth_quiet_round(connect: Any, seed: Any, ok
         texts = await quiet_rounds(c, text, 10)
         assert_plan_reminder_only_on(texts, {5, 10})
         # The board is still there above the reminder.
-        assert texts[4].splitlines()[0] == f"{SEED_NAME} [0/4 done]"
+        assert texts[4].splitlines()[0] == f"{PLAN_NAME} [0/4 done]"
 
         # A plan change restarts the count.
         await ok(c, "TaskUpdate", {"taskId": 1, "description": "more detail"})
@@ -95,7 +96,7 @@ async def test_plan_reminder_follows_the_current_plan(connect: Any, seed: Any, o
         )
         assert_plan_reminder_only_on(await quiet_rounds(c, text, 5, "PlanList"), set())
         # Naming the first plan makes it current again (that TaskList is a quiet round 1).
-        texts = [text(await ok(c, "TaskList", {"plan": SEED_NAME}))]
+        texts = [text(await ok(c, "TaskList", {"plan": PLAN_NAME}))]
         texts += await quiet_rounds(c, text, 4, "PlanList")
         assert_plan_reminder_only_on(texts, {5})
 
@@ -107,7 +108,7 @@ async def test_resource_reads_and_prompts_are_not_rounds(connect: Any, seed: Any
         await ok(c, "todo", {"items": [{"content": "x", "status": "pending"}]})  # plan round 1, todo round 0
         texts = []
         for _ in range(4):  # plan rounds 2..5, todo rounds 1..4
-            for uri in ("plans://active", f"plans://{SEED_NAME}", f"plans://{SEED_NAME}/tasks/1"):
+            for uri in ("plans://active", f"plans://{PLAN_NAME}", f"plans://{PLAN_NAME}/tasks/1"):
                 await c.read_resource(uri)
             await c.list_resources()
             await c.get_prompt("resume", {})

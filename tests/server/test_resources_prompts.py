@@ -8,10 +8,7 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-SEED_NAME = "2026-05-28-add-auth"
-SUBJECTS = ["Design auth schema", "Implement JWT middleware", "Add login endpoint", "Add logout endpoint"]
-ANALYSIS = "Users cannot log in; the API has no notion of identity."
-APPROACH = "JWT in an Authorization header, checked by middleware."
+from tests.support.seed import ANALYSIS, APPROACH, PLAN_NAME, SUBJECTS
 
 
 async def read(c: Any, uri: str) -> Any:
@@ -33,12 +30,12 @@ async def test_active_plans_resource(connect: Any, seed: Any, ok: Any) -> None:
         assert empty.mime_type == "text/markdown"
 
         await seed(c)
-        assert (await read(c, "plans://active")).text == f"# Active Plans\n- {SEED_NAME} [0/4 done]"
+        assert (await read(c, "plans://active")).text == f"# Active Plans\n- {PLAN_NAME} [0/4 done]"
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "in_progress"})
         await ok(c, "PlanCreate", {"title": "Later plan", "analysis": "a", "approach": "b", "date": "2026-05-29"})
         # One line per active plan, oldest first; ` current:` only when a task is in progress.
         assert (await read(c, "plans://active")).text == (
-            f'# Active Plans\n- {SEED_NAME} [0/4 done] current: "{SUBJECTS[0]}"\n- 2026-05-29-later-plan [0/0 done]'
+            f'# Active Plans\n- {PLAN_NAME} [0/4 done] current: "{SUBJECTS[0]}"\n- 2026-05-29-later-plan [0/0 done]'
         )
         await ok(c, "PlanArchive", {"force": True, "plan": "2026-05-29-later-plan"})
         assert "later-plan" not in (await read(c, "plans://active")).text
@@ -48,7 +45,7 @@ async def test_plan_resource_has_plan_md_and_board(connect: Any, seed: Any, ok: 
     async with connect() as c:
         await seed(c, steps=["Schema first", "Then middleware"])
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "completed"})
-        content = await read(c, f"plans://{SEED_NAME}")
+        content = await read(c, f"plans://{PLAN_NAME}")
         assert content.mime_type == "text/markdown"
         body = content.text
         assert body.startswith("# Add auth")
@@ -60,7 +57,7 @@ async def test_plan_resource_has_plan_md_and_board(connect: Any, seed: Any, ok: 
             "## Steps",
             "1. Schema first",
             "2. Then middleware",
-            f"{SEED_NAME} [1/4 done]",
+            f"{PLAN_NAME} [1/4 done]",
             f"#1 [completed] {SUBJECTS[0]}",
             f"#2 [pending] {SUBJECTS[1]}",
             f"#3 [pending] {SUBJECTS[2]} [blocked by #2]",
@@ -74,7 +71,7 @@ async def test_task_resource_is_the_task_as_json(connect: Any, seed: Any, ok: An
     async with connect() as c:
         await seed(c)
         await ok(c, "TaskUpdate", {"taskId": 2, "owner": "alice", "metadata": {"pr": 12}})
-        content = await read(c, f"plans://{SEED_NAME}/tasks/2")
+        content = await read(c, f"plans://{PLAN_NAME}/tasks/2")
         assert content.mime_type == "application/json"
         task = json.loads(content.text)
         assert task["id"] == 2
@@ -93,10 +90,10 @@ async def test_task_resource_is_the_task_as_json(connect: Any, seed: Any, ok: An
         "plans://not-a-plan",
         "plans://..",
         "plans://%2E%2E%2Fetc",
-        f"plans://{SEED_NAME}/tasks/99",  # unknown task
-        f"plans://{SEED_NAME}/tasks/abc",
-        f"plans://{SEED_NAME}/tasks/0",
-        f"plans://{SEED_NAME}/tasks/..%2F..%2Fplan.md",
+        f"plans://{PLAN_NAME}/tasks/99",  # unknown task
+        f"plans://{PLAN_NAME}/tasks/abc",
+        f"plans://{PLAN_NAME}/tasks/0",
+        f"plans://{PLAN_NAME}/tasks/..%2F..%2Fplan.md",
         "plans://2026-01-01-nope/tasks/1",
         "plans://../../etc/passwd",
     ],
@@ -115,7 +112,7 @@ async def test_unknown_task_resource_error_is_actionable(connect: Any, seed: Any
     async with connect() as c:
         await seed(c)
         with pytest.raises(MCPError) as info:
-            await c.read_resource(f"plans://{SEED_NAME}/tasks/99")
+            await c.read_resource(f"plans://{PLAN_NAME}/tasks/99")
         assert "#99" in str(info.value)
 
 
@@ -123,8 +120,8 @@ async def test_resources_of_an_archived_plan_stay_readable(connect: Any, seed: A
     async with connect() as c:
         await seed(c)
         await ok(c, "PlanArchive", {"force": True})
-        assert (await read(c, f"plans://{SEED_NAME}")).text.startswith("# Add auth")
-        assert json.loads((await read(c, f"plans://{SEED_NAME}/tasks/1")).text)["id"] == 1
+        assert (await read(c, f"plans://{PLAN_NAME}")).text.startswith("# Add auth")
+        assert json.loads((await read(c, f"plans://{PLAN_NAME}/tasks/1")).text)["id"] == 1
 
 
 # -- prompts -------------------------------------------------------------------------------
@@ -163,9 +160,9 @@ async def test_resume_prompt_mentions_ready_tasks(connect: Any, seed: Any, ok: A
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "completed"})
         await ok(c, "TaskCreate", {"subject": "Write docs", "description": ""})
         body = await prompt_text(c, "resume")
-    assert f"# Active Plans\n- {SEED_NAME} [1/5 done]" in body
-    assert f"{SEED_NAME} #2 {SUBJECTS[1]}" in body  # unblocked by #1
-    assert f"{SEED_NAME} #5 Write docs" in body  # never blocked
+    assert f"# Active Plans\n- {PLAN_NAME} [1/5 done]" in body
+    assert f"{PLAN_NAME} #2 {SUBJECTS[1]}" in body  # unblocked by #1
+    assert f"{PLAN_NAME} #5 Write docs" in body  # never blocked
     assert f"#3 {SUBJECTS[2]}" not in body  # still blocked
     assert f"#1 {SUBJECTS[0]}" not in body  # done
     assert "ready" in body.lower()
@@ -174,9 +171,9 @@ async def test_resume_prompt_mentions_ready_tasks(connect: Any, seed: Any, ok: A
 async def test_verify_prompt(connect: Any, seed: Any) -> None:
     async with connect() as c:
         await seed(c)
-        for args in ({}, {"plan": SEED_NAME}):  # default: the current plan
+        for args in ({}, {"plan": PLAN_NAME}):  # default: the current plan
             body = await prompt_text(c, "verify", args)
-            assert SEED_NAME in body
+            assert PLAN_NAME in body
             low = body.lower()
             for check in ("automated", "functional", "request"):
                 assert check in low, check

@@ -22,8 +22,8 @@ from mcp.server.mcpserver.tools import Tool
 
 from server import sdk
 from server.app import build_server
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.mcp import text_of
+from tests.support.procs import REPO
 
 
 def test_the_installed_sdk_is_the_pinned_minor_version() -> None:
@@ -110,7 +110,7 @@ async def test_the_sdk_text_for_malformed_arguments_is_parsed() -> None:
     async with Client(server) as client:
         result = await client.call_tool("pick", {"n": "x", "name": 3})
     assert result.is_error
-    text = "\n".join(b.text for b in result.content if b.type == "text")
+    text = text_of(result)
     errors = sdk.argument_errors(text)
     assert errors is not None, text
     assert [field for field, _ in errors] == ["n", "name"]

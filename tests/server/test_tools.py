@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-SEED_NAME = "2026-05-28-add-auth"
-SUBJECTS = ["Design auth schema", "Implement JWT middleware", "Add login endpoint", "Add logout endpoint"]
+from tests.support.seed import PLAN_NAME, SUBJECTS
+
 TOOLS = {"PlanCreate", "PlanList", "PlanArchive", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "todo"}
 READ_ONLY = {"PlanList", "TaskList", "TaskGet"}
 TOOLS_LIST_LIMIT = 8000
@@ -57,21 +57,21 @@ async def test_tools_list_names_schemas_hints_and_size(connect: Any, record_prop
 
 
 async def test_seed_story(connect: Any, seed: Any, ok: Any, text: Any) -> None:
-    block = f'# Active Plans\n- {SEED_NAME} [2/4 done] current: "{SUBJECTS[2]}"'
+    block = f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "{SUBJECTS[2]}"'
     async with connect() as c:
         assert "# Active Plans\n(none)" in (c.instructions or "")
         created = await seed(c)
-        assert created.structured_content["plan"]["name"] == SEED_NAME
+        assert created.structured_content["plan"]["name"] == PLAN_NAME
         assert created.structured_content["taskIds"] == [1, 2, 3, 4]
-        assert SEED_NAME in text(created)
+        assert PLAN_NAME in text(created)
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "completed"})
         await ok(c, "TaskUpdate", {"taskId": 2, "status": "completed"})
         await ok(c, "TaskUpdate", {"taskId": 3, "status": "in_progress"})
 
         listed = await ok(c, "PlanList")
-        assert text(listed) == f'{SEED_NAME} [2/4 done] current: "{SUBJECTS[2]}"'
+        assert text(listed) == f'{PLAN_NAME} [2/4 done] current: "{SUBJECTS[2]}"'
         plan = listed.structured_content["plans"][0]
-        assert plan["name"] == SEED_NAME and plan["current"] == SUBJECTS[2]
+        assert plan["name"] == PLAN_NAME and plan["current"] == SUBJECTS[2]
 
         active = (await c.read_resource("plans://active")).contents[0]
         assert active.text == block
@@ -85,7 +85,7 @@ async def test_seed_story(connect: Any, seed: Any, ok: Any, text: Any) -> None:
 async def test_plan_files_on_disk(connect: Any, seed: Any, root: Path) -> None:
     async with connect() as c:
         await seed(c)
-    folder = root / "todo" / SEED_NAME
+    folder = root / "todo" / PLAN_NAME
     md = (folder / "plan.md").read_text()
     assert md.startswith("# Add auth")
     for heading in ("## Analysis", "## Approach", "## Steps"):
@@ -118,7 +118,7 @@ async def test_exact_texts_and_ids(connect: Any, seed: Any, ok: Any, text: Any) 
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "completed"})
         board = text(await ok(c, "TaskList"))
         assert board.splitlines() == [
-            f"{SEED_NAME} [1/5 done]",
+            f"{PLAN_NAME} [1/5 done]",
             f"#1 [completed] {SUBJECTS[0]}",
             f"#2 [pending] {SUBJECTS[1]}",
             f"#3 [pending] {SUBJECTS[2]} [blocked by #2]",
@@ -141,7 +141,7 @@ async def test_task_list_pages_and_filters(connect: Any, seed: Any, ok: Any, tex
         await seed(c)
         page1 = await ok(c, "TaskList", {"limit": 3})
         lines = text(page1).splitlines()
-        assert lines[0] == f"{SEED_NAME} [0/4 done]"
+        assert lines[0] == f"{PLAN_NAME} [0/4 done]"
         assert [ln.split()[0] for ln in lines[1:4]] == ["#1", "#2", "#3"]
         cursor = page1.structured_content["nextCursor"]
         assert cursor and "cursor" in lines[-1] and cursor in lines[-1]
@@ -231,7 +231,7 @@ REFUSALS: list[tuple[str, Any, str, dict[str, Any], list[str]]] = [
         None,
         "TaskCreate",
         {"subject": "s", "description": "d", "plan": "2026-01-01-nope"},
-        ["2026-01-01-nope", SEED_NAME],
+        ["2026-01-01-nope", PLAN_NAME],
     ),
     (
         "slug-dotdot",
@@ -398,20 +398,20 @@ async def test_archive_refuses_then_force_moves_to_done(
 ) -> None:
     async with connect() as c:
         await seed(c)
-        refused = await c.call_tool("PlanArchive", {"plan": SEED_NAME})
+        refused = await c.call_tool("PlanArchive", {"plan": PLAN_NAME})
         assert refused.is_error and "force" in text(refused)
-        assert (root / "todo" / SEED_NAME).is_dir()
-        files = sorted(p.name for p in (root / "todo" / SEED_NAME).iterdir())
+        assert (root / "todo" / PLAN_NAME).is_dir()
+        files = sorted(p.name for p in (root / "todo" / PLAN_NAME).iterdir())
 
-        archived = await ok(c, "PlanArchive", {"plan": SEED_NAME, "force": True})
+        archived = await ok(c, "PlanArchive", {"plan": PLAN_NAME, "force": True})
         assert "done/" in text(archived)
-        assert not (root / "todo" / SEED_NAME).exists()
-        assert sorted(p.name for p in (root / "done" / SEED_NAME).iterdir()) == files  # moved, not deleted
+        assert not (root / "todo" / PLAN_NAME).exists()
+        assert sorted(p.name for p in (root / "done" / PLAN_NAME).iterdir()) == files  # moved, not deleted
         listed = text(await ok(c, "PlanList"))
         assert listed.startswith("No active plans: 1 plan is archived") and "includeDone=true" in listed
-        assert SEED_NAME in text(await ok(c, "PlanList", {"includeDone": True}))
+        assert PLAN_NAME in text(await ok(c, "PlanList", {"includeDone": True}))
         # An archived plan is read-only.
-        refused = await c.call_tool("TaskCreate", {"subject": "s", "description": "d", "plan": SEED_NAME})
+        refused = await c.call_tool("TaskCreate", {"subject": "s", "description": "d", "plan": PLAN_NAME})
         assert refused.is_error
 
 
@@ -490,7 +490,7 @@ async def test_completion_names_unblocked_and_all_done(connect: Any, seed: Any, 
         # completed -> pending is allowed (reopen after a failed check).
         reopened = await ok(c, "TaskUpdate", {"taskId": 4, "status": "pending"})
         assert reopened.structured_content["status"] == "pending"
-        assert text(await ok(c, "PlanList")).startswith(f"{SEED_NAME} [3/4 done]")
+        assert text(await ok(c, "PlanList")).startswith(f"{PLAN_NAME} [3/4 done]")
 
 
 async def test_delete_removes_file_and_links(connect: Any, seed: Any, ok: Any, text: Any, root: Path) -> None:
@@ -498,7 +498,7 @@ async def test_delete_removes_file_and_links(connect: Any, seed: Any, ok: Any, t
         await seed(c)
         deleted = await ok(c, "TaskUpdate", {"taskId": "#2", "status": "deleted"})
         assert text(deleted).startswith("Updated task #2 ")
-        assert not (root / "todo" / SEED_NAME / "task_2.json").exists()
+        assert not (root / "todo" / PLAN_NAME / "task_2.json").exists()
         t1 = (await ok(c, "TaskGet", {"taskId": 1})).structured_content["task"]
         t3 = (await ok(c, "TaskGet", {"taskId": 3})).structured_content["task"]
         assert 2 not in t1["blocks"] and 2 not in t3["blockedBy"]
