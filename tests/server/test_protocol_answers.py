@@ -15,7 +15,8 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-SEED_NAME = "2026-05-28-add-auth"
+from tests.support.seed import PLAN_NAME, SUBJECTS
+
 INVALID_PARAMS = -32602
 
 
@@ -52,7 +53,7 @@ async def test_missing_prompt_argument_is_invalid_params_naming_it(connect: Any)
     ("uri", "reason"),
     [
         ("plans://2026-01-01-nope", "2026-01-01-nope"),
-        (f"plans://{SEED_NAME}/tasks/99", "#99"),
+        (f"plans://{PLAN_NAME}/tasks/99", "#99"),
         ("plans://2026-01-01-nope/tasks/1", "2026-01-01-nope"),
     ],
 )
@@ -71,9 +72,9 @@ async def test_missing_resource_is_resource_not_found_with_the_reason(
 async def test_unreadable_task_is_an_internal_error_with_the_reason(connect: Any, seed: Any, root: Path) -> None:
     async with connect() as c:
         await seed(c)
-        (root / "todo" / SEED_NAME / "task_2.json").write_text("{ not json", encoding="utf-8")
+        (root / "todo" / PLAN_NAME / "task_2.json").write_text("{ not json", encoding="utf-8")
         with pytest.raises(MCPError) as info:
-            await c.read_resource(f"plans://{SEED_NAME}/tasks/2")
+            await c.read_resource(f"plans://{PLAN_NAME}/tasks/2")
         assert info.value.code == -32603
         assert "task_2.json" in info.value.message or "#2" in info.value.message
 
@@ -102,16 +103,16 @@ async def test_resources_list_names_every_active_plan(connect: Any, seed: Any, o
         await seed(c)
         await ok(c, "PlanCreate", {"title": "Later plan", "analysis": "a", "approach": "b", "date": "2026-05-29"})
         listed = {str(r.uri): r for r in (await c.list_resources(cache_mode="bypass")).resources}
-        assert list(listed) == ["plans://active", f"plans://{SEED_NAME}", "plans://2026-05-29-later-plan"]
-        plan = listed[f"plans://{SEED_NAME}"]
-        assert (plan.name, plan.title, plan.mime_type) == (SEED_NAME, "Add auth", "text/markdown")
+        assert list(listed) == ["plans://active", f"plans://{PLAN_NAME}", "plans://2026-05-29-later-plan"]
+        plan = listed[f"plans://{PLAN_NAME}"]
+        assert (plan.name, plan.title, plan.mime_type) == (PLAN_NAME, "Add auth", "text/markdown")
         assert listed["plans://2026-05-29-later-plan"].title == "Later plan"
         # What is listed can be read.
-        assert (await c.read_resource(f"plans://{SEED_NAME}")).contents[0].text.startswith("# Add auth")
+        assert (await c.read_resource(f"plans://{PLAN_NAME}")).contents[0].text.startswith("# Add auth")
 
         await ok(c, "PlanArchive", {"plan": "2026-05-29-later-plan", "force": True})
         uris = [str(r.uri) for r in (await c.list_resources(cache_mode="bypass")).resources]
-        assert uris == ["plans://active", f"plans://{SEED_NAME}"]
+        assert uris == ["plans://active", f"plans://{PLAN_NAME}"]
 
 
 # -- booleans are not ids ----------------------------------------------------------------
@@ -155,7 +156,7 @@ async def test_booleans_are_refused_as_ids_and_nothing_changes(
         assert tree(root) == before
         # Real ids still work, as numbers and as strings.
         ok = await c.call_tool("TaskGet", {"taskId": "#1"})
-        assert not ok.is_error and "Design auth schema" in text(ok)
+        assert not ok.is_error and SUBJECTS[0] in text(ok)
 
 
 # -- file reads off the event loop -------------------------------------------------------
@@ -175,12 +176,22 @@ def fifo_valve(fifo: Path, go: threading.Event, stop: threading.Event) -> None:
 VALVE_DELAY = 8.0
 
 
+def waits_on_a_fifo() -> bool:
+    """Some thread of this process is blocked opening a FIFO for reading: Linux shows it
+    as the kernel function it sleeps in (wchan), fifo_open's wait_for_partner."""
+    for wchan in Path("/proc/self/task").glob("*/wchan"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            if wchan.read_text() == "wait_for_partner":
+                return True
+    return False
+
+
 async def test_taskget_of_a_fifo_never_stalls_other_requests(connect: Any, seed: Any, root: Path, text: Any) -> None:
     """A FIFO named like a task file: TaskGet of it must not hold up the other requests,
     whatever it answers (the core may refuse it without opening it)."""
     async with connect() as c:
         await seed(c)
-        fifo = root / "todo" / SEED_NAME / "task_5.json"
+        fifo = root / "todo" / PLAN_NAME / "task_5.json"
         os.mkfifo(fifo)
         go, stop = threading.Event(), threading.Event()
         valve = threading.Thread(target=fifo_valve, args=(fifo, go, stop), daemon=True)
@@ -194,13 +205,17 @@ async def test_taskget_of_a_fifo_never_stalls_other_requests(connect: Any, seed:
             async with anyio.create_task_group() as tg:
                 started = time.monotonic()
                 tg.start_soon(get)
-                await anyio.sleep(0.2)  # TaskGet is under way (or done) before TaskList
+                # The handshake: TaskGet answered, or a thread of ours waits in the FIFO's
+                # open. Bounded: if neither comes (a frozen loop), `waited` below says so.
+                with anyio.move_on_after(VALVE_DELAY):
+                    while not (answers or waits_on_a_fifo()):
+                        await anyio.sleep(0.01)
                 listed = await c.call_tool("TaskList", {})
                 waited = time.monotonic() - started
                 go.set()
         finally:
             stop.set()
             valve.join(5)
-        assert "#1 [pending] Design auth schema" in text(listed)
+        assert f"#1 [pending] {SUBJECTS[0]}" in text(listed)
         assert waited < VALVE_DELAY / 2, f"TaskList waited {waited:.1f}s behind TaskGet of a FIFO"
         assert answers and answers[0].is_error, text(answers[0])
