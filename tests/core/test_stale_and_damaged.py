@@ -4,7 +4,10 @@ nothing is reported as done that was not (found in review; each once failed)."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -58,10 +61,14 @@ def test_a_folder_where_plan_md_should_be_does_not_break_listing(planner: Planne
     assert names == [good, "2026-05-29-bad"]
 
 
-def test_unreadable_plan_folder_is_listed_as_unreadable(planner: Planner, store: FileStore) -> None:
+NOBODY = 65534  # root reads any folder, so as root the check runs as this user
+
+
+def _unreadable_folder_check(root: Path) -> None:
+    store = FileStore(root)
+    store.ensure_writable()
+    planner = Planner(store)
     good = _plan(planner)
-    if os.geteuid() == 0:
-        pytest.skip("root reads any folder; chmod cannot make one unreadable")
     bad = store.todo / "2026-05-29-bad"
     bad.mkdir()
     bad.chmod(0)
@@ -71,6 +78,33 @@ def test_unreadable_plan_folder_is_listed_as_unreadable(planner: Planner, store:
         assert summaries["2026-05-29-bad"].unreadable == 1
     finally:
         bad.chmod(0o755)
+
+
+def test_unreadable_plan_folder_is_listed_as_unreadable(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        _unreadable_folder_check(tmp_path / "root")
+        return
+    # As root, chmod cannot make a folder unreadable: a forked child drops to `nobody` first,
+    # in a folder that user may write (pytest's own temp folders are root's alone).
+    base = Path(tempfile.mkdtemp(prefix="planning-unreadable-", dir="/tmp"))
+    base.chmod(0o777)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                _unreadable_folder_check(base / "root")
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the check failed as an unprivileged user (see stderr)"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_rename_failure_before_any_replace_changes_nothing(planner: Planner, store: FileStore) -> None:
