@@ -7,9 +7,10 @@ frame it writes."""
 from __future__ import annotations
 
 import itertools
+import json
 import warnings
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,8 @@ from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotificati
 from planning_core import FileStore, Planner
 from server.app import build_server
 from server.notify import MAX_SUBSCRIPTIONS, Notifier
-from tests.e2e._support import serving
-from tests.server._wire import Wire, stdio_server
+from tests.support.procs import console_script, serving
+from tests.support.raw_stdio import RawStdio
 
 ACTIVE = "plans://active"
 PLAN_A, PLAN_B = "2026-05-28-plan-a", "2026-05-29-plan-b"
@@ -175,8 +176,44 @@ async def test_list_changed_reaches_a_session_that_never_subscribed(root: Path, 
 # -- a real stdio server, every frame counted --------------------------------------------
 
 
-def subscribe(wire: Wire, uri: str) -> None:
-    assert "result" in wire.request("resources/subscribe", {"uri": uri})
+@contextmanager
+def stdio_server(root: Path, errlog: Path) -> Iterator[RawStdio]:
+    """`planning-mcp --root ROOT` (stdio), initialized as a 2025 client; every
+    notification it writes is kept, in order, in `wire.notifications`."""
+    wire = RawStdio(root, errlog, command=(console_script(),), cwd=root.parent)
+    try:
+        wire.initialize()
+        yield wire
+    finally:
+        wire.close()
+
+
+def subscribe(wire: RawStdio, uri: str) -> None:
+    assert "result" in wire.answer(wire.request("resources/subscribe", {"uri": uri}))
+
+
+def updated(uri: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda n: n.get("method") == "notifications/resources/updated" and n["params"]["uri"] == uri
+
+
+def call_ok(wire: RawStdio, tool: str, args: dict[str, Any]) -> None:
+    result = wire.call(tool, args)
+    assert not result.get("isError"), result
+
+
+def list_changed(n: dict[str, Any]) -> bool:
+    return n.get("method") == "notifications/resources/list_changed"
+
+
+def labels(notifications: list[dict[str, Any]]) -> list[str]:
+    """The notifications as `updated <uri>` / `list_changed` labels, in order."""
+    out = []
+    for n in notifications:
+        if n.get("method") == "notifications/resources/updated":
+            out.append(f"updated {n['params']['uri']}")
+        elif list_changed(n):
+            out.append("list_changed")
+    return out
 
 
 def test_stdio_four_subscribes_one_notice_then_unsubscribe_none(tmp_path: Path, root: Path, mode: str) -> None:
@@ -186,31 +223,31 @@ def test_stdio_four_subscribes_one_notice_then_unsubscribe_none(tmp_path: Path, 
             subscribe(wire, ACTIVE)
         subscribe(wire, URI_A)
         subscribe(wire, URI_B)
-        wire.call_tool("TaskUpdate", {"plan": PLAN_A, "taskId": 1, "description": "changed"})
-        wire.wait_for(wire.updated(URI_A))
-        wire.call_tool("TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "changed"})
-        wire.wait_for(wire.updated(URI_B))
-        assert wire.methods() == [f"updated {URI_A}", f"updated {ACTIVE}", f"updated {URI_B}"]
-        wire.wait_for(wire.updated(ACTIVE))  # the end of B's round
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_A, "taskId": 1, "description": "changed"})
+        wire.notification(updated(URI_A))
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "changed"})
+        wire.notification(updated(URI_B))
+        assert labels(wire.notifications) == [f"updated {URI_A}", f"updated {ACTIVE}", f"updated {URI_B}"]
+        wire.notification(updated(ACTIVE))  # the end of B's round
 
-        wire.notifications.clear()
-        assert "result" in wire.request("resources/unsubscribe", {"uri": ACTIVE})
-        wire.call_tool("TaskUpdate", {"plan": PLAN_A, "taskId": 1, "description": "again"})
-        wire.wait_for(wire.updated(URI_A))
-        wire.call_tool("TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "again"})
-        wire.wait_for(wire.updated(URI_B))
-        assert wire.methods() == [f"updated {URI_A}", f"updated {URI_B}"]
+        mark = len(wire.notifications)
+        assert "result" in wire.answer(wire.request("resources/unsubscribe", {"uri": ACTIVE}))
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_A, "taskId": 1, "description": "again"})
+        wire.notification(updated(URI_A))
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "again"})
+        wire.notification(updated(URI_B))
+        assert labels(wire.notifications[mark:]) == [f"updated {URI_A}", f"updated {URI_B}"]
 
 
 def test_stdio_list_changed_once_without_subscribing(tmp_path: Path, root: Path, mode: str) -> None:
     make_plans(root)
     with stdio_server(root, tmp_path / "stderr.txt") as wire:
-        wire.call_tool("PlanCreate", {"title": "New", "analysis": "a", "approach": "b", "date": "2026-06-01"})
-        wire.wait_for(lambda f: f.get("method") == "notifications/resources/list_changed")
+        call_ok(wire, "PlanCreate", {"title": "New", "analysis": "a", "approach": "b", "date": "2026-06-01"})
+        wire.notification(list_changed)
         # A marker after it: a second plan, a second list change.
-        wire.call_tool("PlanCreate", {"title": "Newer", "analysis": "a", "approach": "b", "date": "2026-06-02"})
-        wire.wait_for(lambda f: f.get("method") == "notifications/resources/list_changed")
-        assert wire.methods() == ["list_changed", "list_changed"]
+        call_ok(wire, "PlanCreate", {"title": "Newer", "analysis": "a", "approach": "b", "date": "2026-06-02"})
+        wire.notification(list_changed)
+        assert labels(wire.notifications) == ["list_changed", "list_changed"]
 
 
 def test_stdio_20000_subscribes_keep_memory_flat(tmp_path: Path, root: Path, mode: str) -> None:
@@ -219,18 +256,15 @@ def test_stdio_20000_subscribes_keep_memory_flat(tmp_path: Path, root: Path, mod
     measured is what stays, not a backlog of unread requests."""
     with stdio_server(root, tmp_path / "stderr.txt") as wire:
         subscribe(wire, ACTIVE)
-        before = wire.rss_kib()
-        for _ in range(200):
-            ids = {wire.next_id() for _ in range(100)}
-            wire.send_many(
-                [
-                    {"jsonrpc": "2.0", "id": i, "method": "resources/subscribe", "params": {"uri": ACTIVE}}
-                    for i in sorted(ids)
-                ]
-            )
-            wire.responses(ids)
-        grown = wire.rss_kib() - before
-        assert grown < 8 * 1024, f"RSS grew by {grown} KiB over 20,000 subscribes"
+        before = wire.rss_mb()
+        for batch in range(200):
+            ids = [f"s{batch}-{i}" for i in range(100)]
+            request = {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {"uri": ACTIVE}}
+            wire.send(b"".join(json.dumps({**request, "id": rid}).encode() + b"\n" for rid in ids))
+            for rid in ids:
+                assert "result" in wire.answer(rid, timeout=120)
+        grown = wire.rss_mb() - before
+        assert grown < 8, f"RSS grew by {grown:.1f} MB over 20,000 subscribes"
 
 
 # -- a real HTTP server: sessions told apart by mcp-session-id ---------------------------

@@ -15,7 +15,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,8 @@ class RawStdio:
         self.stderr_path = stderr_path
         self.in_order = in_order
         self.pending = b""  # bytes read from stdout after the last complete line
-        self.notifications: list[dict[str, Any]] = []
+        self.notifications: list[dict[str, Any]] = []  # every one, in the order written
+        self._noticed = 0  # notifications before this index were looked at by notification()
         self._answers: dict[Any, dict[str, Any]] = {}
         self._next = 0
         with stderr_path.open("wb") as err:
@@ -116,6 +117,21 @@ class RawStdio:
                     assert msg["id"] == rid, f"expected the answer to {rid!r}, got {msg}"
                 self._answers[msg["id"]] = msg
         return self._answers.pop(rid)
+
+    def notification(self, matches: Callable[[dict[str, Any]], bool], timeout: float = 20) -> dict[str, Any]:
+        """The next notification that `matches`, looking on from the one the last call
+        returned (so one already read while waiting for an answer counts); answers read
+        meanwhile are kept for answer()."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i in range(self._noticed, len(self.notifications)):
+                if matches(self.notifications[i]):
+                    self._noticed = i + 1
+                    return self.notifications[i]
+            self._noticed = len(self.notifications)
+            msg = self.message(max(deadline - time.monotonic(), 0.01))
+            if "id" in msg and "method" not in msg:
+                self._answers[msg["id"]] = msg
 
     def call(self, tool: str, args: dict[str, Any], timeout: float = 20, *, rid: Any = None) -> dict[str, Any]:
         """tools/call and its result (fails if the answer is a JSON-RPC error)."""
