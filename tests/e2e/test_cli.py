@@ -8,8 +8,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from server import __version__
-
-from ._support import child_env, run_cli
+from tests.support.procs import child_env, run_cli
 
 
 def test_version() -> None:
