@@ -78,20 +78,23 @@ class BoardSite:
         response = await self.respond(request)
         await response(scope, receive, send)
 
-    async def respond(self, request: Request) -> Response:
+    def __post_init__(self) -> None:
         from mcp.server.transport_security import TransportSecurityMiddleware
 
+        # Built once: the allow-list depends only on the served host and port, and every
+        # request (each page's event stream included) is checked against it.
+        self._security = TransportSecurityMiddleware(security_for(self.host, self.port))
+
+    async def respond(self, request: Request) -> Response:
         post = request.method == "POST"
-        refused = await TransportSecurityMiddleware(security_for(self.host, self.port)).validate_request(
-            request, is_post=post
-        )
+        refused = await self._security.validate_request(request, is_post=post)
         if refused is not None:
             return refused
         path = request.url.path.rstrip("/") or "/"
         if path == "/":  # `planning-mcp web` alone on its port: the address people type
             query = f"?{request.url.query}" if request.url.query else ""
             return RedirectResponse(BASE + query, status_code=307)
-        if path == BASE and request.method == "GET" and "token" in request.query_params:
+        if path == BASE and request.method == "GET" and self.token and "token" in request.query_params:
             return self.login(request)
         if not self.authorized(request):
             return PlainTextResponse(
@@ -130,7 +133,8 @@ class BoardSite:
 
     def login(self, request: Request) -> Response:
         given = request.query_params.get("token", "").encode()
-        if not self.token or not hmac.compare_digest(given, self.token.encode()):
+        assert self.token
+        if not hmac.compare_digest(given, self.token.encode()):
             return PlainTextResponse("wrong token for this board\n", status_code=401)
         rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
         target = BASE + (f"?{rest}" if rest else "")
