@@ -14,6 +14,7 @@ import sys
 import webbrowser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 DEFAULT_PORT = 8080
 
@@ -65,7 +66,7 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     mode = "actions on" if actions else "read-only"
     print(f"planning-mcp: the board of {root} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True)
     if args.open:
-        webbrowser.open(f"{url}?token={token}" if token else url)
+        webbrowser.open(f"{url}?{urlencode({'token': token})}" if token else url)  # a token may hold & or #
     server = uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off"))
     site.stopping = lambda: server.should_exit  # open pages' event streams end, so Ctrl+C does not wait
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down gracefully
