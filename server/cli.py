@@ -26,7 +26,7 @@ from planning_core.render import startup_summary
 from . import __version__
 from .board.web import add_web_parser, run_web
 from .cli_views import ROOT_HELP, VIEW_COMMANDS, ViewError, add_parsers, existing_store, run_view, status_json
-from .http import ServeError, serve
+from .http import ServeError, serve, token_from
 
 log = logging.getLogger("planning_mcp")
 
@@ -217,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
 
             run_stdio(server)
         else:
-            token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
+            token = token_from(args.token)
             kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"
             # http.py prints the URL line after binding; the folder comes with the banner.
             banner = f"{summary(store)}\n{serving_line(kind, root)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 import socket
 import sys
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,8 +20,21 @@ RECONNECT_AFTER_MS = 1000  # what an SSE client is told to wait before resuming 
 Transport = Literal["http", "sse"]
 
 
+TOKEN_ENV = "PLANNING_MCP_TOKEN"
+
+
 class ServeError(Exception):
     """A reason the server cannot start, as one line for the person starting it."""
+
+
+def token_from(arg: str | None) -> str | None:
+    """--token, else $PLANNING_MCP_TOKEN; empty means none."""
+    return arg or os.environ.get(TOKEN_ENV) or None
+
+
+def url_host(host: str) -> str:
+    """`host` as it appears in a URL or a Host header: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
 
 
 def is_loopback(host: str) -> bool:
@@ -68,8 +82,8 @@ def security_for(host: str, port: int) -> TransportSecuritySettings:
     from mcp.server.transport_security import TransportSecuritySettings
 
     if is_loopback(host):
-        served = f"[{host}]" if ":" in host else host  # e.g. 127.0.0.2, also loopback
-        names = list(dict.fromkeys((*LOOPBACK_NAMES, served)))
+        # The served address too (e.g. 127.0.0.2, also loopback).
+        names = list(dict.fromkeys((*LOOPBACK_NAMES, url_host(host))))
         hosts = [f"{name}:{port}" for name in names]
         if port == DEFAULT_HTTP_PORT:
             hosts += names
@@ -85,7 +99,7 @@ def security_for(host: str, port: int) -> TransportSecuritySettings:
 def check_token(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise ServeError(
-            f"refusing to serve on {host} without a token: pass --token T or set PLANNING_MCP_TOKEN (or bind 127.0.0.1)"
+            f"refusing to serve on {host} without a token: pass --token T or set {TOKEN_ENV} (or bind 127.0.0.1)"
         )
 
 
@@ -185,9 +199,10 @@ def serve(
     if banner:
         print(banner, file=sys.stderr, flush=True)
     path = "/mcp" if transport == "http" else "/sse"
-    print(f"planning-mcp: serving http://{host}:{bound}{path}", file=sys.stderr, flush=True)
+    base = f"http://{url_host(host)}:{bound}"  # `--host ::1` is http://[::1]:PORT
+    print(f"planning-mcp: serving {base}{path}", file=sys.stderr, flush=True)
     if transport == "http":
-        print(f"planning-mcp: the board is at http://{host}:{bound}/board", file=sys.stderr, flush=True)
+        print(f"planning-mcp: the board is at {base}/board", file=sys.stderr, flush=True)
     server_ = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     if hasattr(app, "board"):  # open board pages end their event streams when we stop (board/routes.py)
         app.board.stopping = lambda: server_.should_exit

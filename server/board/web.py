@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import webbrowser
 from pathlib import Path
@@ -42,10 +41,10 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     from planning_core.actions import Actions
 
     from ..cli_views import ViewError, existing_store
-    from ..http import ServeError, bind, check_token
+    from ..http import ServeError, bind, check_token, token_from, url_host
     from .routes import BASE, BoardSite
 
-    token = args.token or os.environ.get("PLANNING_MCP_TOKEN") or None
+    token = token_from(args.token)
     try:
         store = existing_store(root)
         check_token(args.host, token)
@@ -61,8 +60,7 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     port = int(sock.getsockname()[1])
     actions = Actions(Planner(store), hooks) if args.actions else None
     site = BoardSite(store, args.host, port, token, actions)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    url = f"http://{host}:{port}{BASE}"
+    url = f"http://{url_host(args.host)}:{port}{BASE}"
     mode = "actions on" if actions else "read-only"
     print(f"planning-mcp: the board of {root} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True)
     if args.open:
