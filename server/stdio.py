@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import signal
 import sys
@@ -269,9 +270,14 @@ async def _read_requests(
     """Split stdin into lines (bounded), parse each, wait for room in the window, pass it on."""
     async with requests, answers, chunks:
         frames = Lines()
+        drain = DRAIN_SECONDS
         async for chunk in chunks:
             if chunk is CTRL_C:
-                break  # a line still being typed is not a request
+                # A line still being typed is not a request. What was read is answered however
+                # long it takes (a TaskCompleted hook may run for minutes): the person who
+                # pressed Ctrl+C was told a second one stops at once.
+                drain = math.inf
+                break
             if not chunk:
                 for line in frames.end():
                     await _handle(line, requests, answers, inflight)
@@ -280,7 +286,7 @@ async def _read_requests(
                 await _handle(line, requests, answers, inflight)
         # The SDK cancels what is still running when its input ends, and a request whose
         # task had not started yet then gets no answer at all: let them finish first.
-        with anyio.move_on_after(DRAIN_SECONDS):
+        with anyio.move_on_after(drain):
             await inflight.empty()
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from server import __version__
+from server.stdio import DRAIN_SECONDS
 from tests.support.procs import HOST, child_env, console_script, free_port, wait_for_port, wait_until
 
 INITIALIZE = {
@@ -179,6 +180,26 @@ def test_ctrl_c_lets_the_call_in_progress_finish_then_exits_0(terminal: list[Ter
     assert '"id":3,"result"' in t.text  # the call finished and was answered
     assert task_file(tmp_path / ".planning")["status"] == "completed"
     assert "Traceback" not in t.text
+
+
+def test_ctrl_c_waits_for_a_call_longer_than_the_end_of_input_bound(terminal: list[Terminal], tmp_path: Path) -> None:
+    """End of stdin gives calls in progress DRAIN_SECONDS; after Ctrl+C the person was told a
+    second one stops at once, so a longer call (a TaskCompleted hook running tests) is still
+    answered, not cut off when that bound runs out."""
+    t, go = start_a_slow_completion(terminal, tmp_path)
+    try:
+        t.ctrl_c()
+        t.read_until("Ctrl+C again to stop at once")
+        # Not a start signal: outlasting the bound is what is tested (the terminal is read meanwhile).
+        outlasted = time.monotonic() + DRAIN_SECONDS + 1
+        while time.monotonic() < outlasted:
+            t._drain(0.1)
+        assert os.waitpid(t.pid, os.WNOHANG)[0] == 0, f"stopped before the call was answered:\n{t.text}"
+    finally:
+        go.touch()
+    assert t.exit_code(timeout=20) == 0
+    assert '"id":3,"result"' in t.text
+    assert task_file(tmp_path / ".planning")["status"] == "completed"
 
 
 def test_a_second_ctrl_c_stops_at_once_with_130(terminal: list[Terminal], tmp_path: Path) -> None:
