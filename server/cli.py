@@ -66,8 +66,7 @@ def root_problem(raw: str) -> str | None:
 
 def serving_line(transport: str, root: Path, url: str | None = None) -> str:
     """The one startup line: what is served, over which transport, and the plans' folder.
-    `url`: for HTTP and SSE, once http.serve prints this line itself (it alone knows the
-    bound port); until then cli prints it without the URL, beside http.py's URL line."""
+    `url`: for HTTP and SSE, where http.serve prints this line once the port is bound."""
     where = f"{url} (MCP over {TRANSPORTS[transport]})" if url else f"MCP over {TRANSPORTS[transport]}"
     return f"planning-mcp {__version__}: serving {where}; plans in {root} (Ctrl+C to stop)"
 
@@ -219,10 +218,16 @@ def _run(args: argparse.Namespace) -> int:
         else:
             token = token_from(args.token)
             kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"
-            # http.py prints the URL line after binding; the folder comes with the banner.
-            banner = f"{summary(store)}\n{serving_line(kind, root)}"
             try:
-                serve(server, kind, args.host, args.port, token, banner=banner)
+                serve(
+                    server,
+                    kind,
+                    args.host,
+                    args.port,
+                    token,
+                    banner=summary(store),
+                    ready=lambda url: serving_line(kind, root, url),  # the URL is known once bound
+                )
             except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it served by shutting down gracefully
                 return 0
     except (ServeError, PlanningError, ViewError) as e:

@@ -9,6 +9,7 @@ import ipaddress
 import os
 import socket
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the SDK loads only when serving (the CLI's other commands start fast)
@@ -186,10 +187,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    server: MCPServer[Any], transport: Transport, host: str, port: int, token: str | None, banner: str = ""
+    server: MCPServer[Any],
+    transport: Transport,
+    host: str,
+    port: int,
+    token: str | None,
+    banner: str = "",
+    ready: Callable[[str], str] = lambda url: f"planning-mcp: serving {url}",
 ) -> None:
-    """`banner` (the startup summary) is printed only once the address is bound, so a refusal
-    to start (no token off loopback, port in use) is the one line on stderr."""
+    """`banner` (the startup summary) and the `ready` line (given the served URL, known only
+    once the port is bound) are printed only then, so a refusal to start (no token off
+    loopback, port in use) is the one line on stderr."""
     import uvicorn
 
     check_token(host, token)  # before binding: a refusal must not hold the port even briefly
@@ -200,7 +208,7 @@ def serve(
         print(banner, file=sys.stderr, flush=True)
     path = "/mcp" if transport == "http" else "/sse"
     base = f"http://{url_host(host)}:{bound}"  # `--host ::1` is http://[::1]:PORT
-    print(f"planning-mcp: serving {base}{path}", file=sys.stderr, flush=True)
+    print(ready(f"{base}{path}"), file=sys.stderr, flush=True)
     if transport == "http":
         print(f"planning-mcp: the board is at {base}/board", file=sys.stderr, flush=True)
     server_ = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

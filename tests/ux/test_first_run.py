@@ -58,8 +58,9 @@ def test_http_and_sse_say_where_the_plans_are(transport: str, name: str, path: s
     root = tmp_path / "plans"
     with serving(tmp_path, transport, root=root) as srv:
         lines = srv.stderr().splitlines()
-    assert f"planning-mcp {__version__}: serving MCP over {name}; plans in {root} (Ctrl+C to stop)" in lines
-    assert f"planning-mcp: serving http://127.0.0.1:{srv.port}{path}" in lines
+    url = f"http://127.0.0.1:{srv.port}{path}"
+    assert f"planning-mcp {__version__}: serving {url} (MCP over {name}); plans in {root} (Ctrl+C to stop)" in lines
+    assert sum("serving" in line for line in lines) == 1  # one line says what, how and where
 
 
 PLACEHOLDERS = [
