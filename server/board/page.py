@@ -37,6 +37,12 @@ def _script_safe(text: str) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
+def _json_in_script(value: object) -> str:
+    """JSON inside a <script> element: every `<` as the JSON escape \\u003c, so the text can
+    neither end the element nor open a comment and stays valid JSON (`<\\!--` would not)."""
+    return json.dumps(value).replace("<", "\\u003c")
+
+
 def render_page(mode: Mode, base: str = "/board") -> str:
     config = {
         "mode": mode,
@@ -52,5 +58,5 @@ def render_page(mode: Mode, base: str = "/board") -> str:
     html = _asset("board.html")
     # Replaced in this order, each placeholder once: a later asset cannot inject an earlier one's.
     html = html.replace("/*CSS*/", _asset("board.css"), 1)
-    html = html.replace("/*CONFIG*/", _script_safe(json.dumps(config)), 1)
+    html = html.replace("/*CONFIG*/", _json_in_script(config), 1)
     return html.replace("/*JS*/", _script_safe(_asset("board.js")), 1)
