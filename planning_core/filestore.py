@@ -12,7 +12,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +113,19 @@ class FileStore:
                     st = (folder / name).stat()
                     versions[name] = (folder.name, st.st_mtime_ns, st.st_ino)
         return versions
+
+    def watch_roots(self) -> list[str]:
+        return [str(self.root)]
+
+    def plans_of(self, paths: Iterable[str]) -> set[str]:
+        names: set[str] = set()
+        for p in paths:
+            parts = Path(p).relative_to(self.root).parts if p.startswith(str(self.root)) else ()
+            if len(parts) < 2 or parts[0] not in (self.todo.name, self.done.name):
+                continue
+            if len(parts) == 2 or parts[2] == PLAN_MD or TASK_FILE.fullmatch(parts[2]):
+                names.add(parts[1])
+        return names
 
     # -- reading ----------------------------------------------------------------
 
