@@ -94,7 +94,7 @@ def list_tasks(
         if status is None and owner is None
         else []
     )
-    return TaskPage(
+    return TaskPage.model_construct(  # from tasks and a summary already validated
         plan=snap.summary(),
         tasks=page,
         unreadable=unreadable,
