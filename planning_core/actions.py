@@ -32,6 +32,8 @@ from .outcomes import (
 from .planner import Planner
 from .session import Session
 
+MAX_KEPT_ROWS = 50_000  # TaskList rows kept (about 200 bytes each): then they are made afresh
+
 T = TypeVar("T", bound=BaseModel)
 
 TODO_RESET_NOTE = "Todo list reset: a plan task started or completed, so plan the next step afresh."
@@ -61,6 +63,22 @@ class Actions:
     def __init__(self, planner: Planner, hooks: EventHooks | None = None) -> None:
         self.planner = planner
         self.hooks = hooks  # event hooks (planning_core.events); configured at server start only
+        # TaskList rows of unchanged tasks: the store hands out a new Task object for every
+        # change and never changes one it handed out, so the same object with the same open
+        # blockers gives the same row and line. Holding the object keeps its id() unique.
+        self._rows: dict[int, tuple[Task, list[int], TaskRow, str]] = {}
+
+    def _row(self, t: Task, blockers: list[int]) -> tuple[TaskRow, str]:
+        hit = self._rows.get(id(t))
+        if hit is None or hit[0] is not t or hit[1] != blockers:
+            if len(self._rows) >= MAX_KEPT_ROWS:
+                self._rows.clear()
+            # From a task already validated: built without re-validating.
+            row = TaskRow.model_construct(
+                id=t.id, subject=t.subject, status=t.status.value, owner=t.owner, blocked_by=blockers
+            )
+            hit = self._rows[id(t)] = (t, blockers, row, render.task_line(t, blockers))
+        return hit[2], hit[3]
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
         root = getattr(self.planner.store, "root", "")
@@ -194,18 +212,12 @@ class Actions:
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
         page = self.planner.list_tasks(name, status, owner, limit, cursor)
-        text = render.task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
-        # Up to 1,000 rows from tasks already validated: build them without re-validating.
-        rows = [
-            TaskRow.model_construct(
-                id=t.id,
-                subject=t.subject,
-                status=t.status.value,
-                owner=t.owner,
-                blocked_by=page.open_blockers.get(t.id, []),
-            )
-            for t in page.tasks
-        ]
+        made = [self._row(t, page.open_blockers.get(t.id, [])) for t in page.tasks]
+        lines = {t.id: line for t, (_, line) in zip(page.tasks, made, strict=True)}
+        text = render.task_board(
+            page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor, line_of=lines.__getitem__
+        )
+        rows = [row for row, _ in made]
         return Outcome(
             text, TaskListed(plan=page.plan, tasks=rows, unreadable=page.unreadable, next_cursor=page.next_cursor)
         )

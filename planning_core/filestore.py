@@ -12,7 +12,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +114,19 @@ class FileStore:
                     versions[name] = (folder.name, st.st_mtime_ns, st.st_ino)
         return versions
 
+    def watch_roots(self) -> list[str]:
+        return [str(self.root)]
+
+    def plans_of(self, paths: Iterable[str]) -> set[str]:
+        names: set[str] = set()
+        for p in paths:
+            parts = Path(p).relative_to(self.root).parts if p.startswith(str(self.root)) else ()
+            if len(parts) < 2 or parts[0] not in (self.todo.name, self.done.name):
+                continue
+            if len(parts) == 2 or parts[2] == PLAN_MD or TASK_FILE.fullmatch(parts[2]):
+                names.add(parts[1])
+        return names
+
     # -- reading ----------------------------------------------------------------
 
     def read_plan_md(self, name: str) -> str:
@@ -136,20 +149,31 @@ class FileStore:
         """Like snapshot(), without copying every task: the tasks are shared with the
         cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
-        return self._snapshot(path, archived, copy=False)
+
+        def make() -> PlanSnapshot:
+            snap = self._snapshot(path, archived, copy=False)
+            snap.keep_summary()
+            return snap
+
+        return self.cache.memo(path, f"view:{archived}", make)
 
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
         path, archived = self._folder(name)
-        tasks, corrupt = self.cache.scan(path)
-        return summarize(name, self.cache.title(path), archived, tasks.values(), len(corrupt))
+
+        def make() -> PlanSummary:
+            tasks, corrupt = self.cache.scan(path)
+            return summarize(name, self.cache.title(path), archived, tasks.values(), len(corrupt))
+
+        return self.cache.memo(path, f"summary:{archived}", make)
 
     def _snapshot(self, path: Path, archived: bool, *, copy: bool = True) -> PlanSnapshot:
         cached, corrupt = self.cache.scan(path)
+        title = self.cache.title(path)
         tasks = {i: t.clone() if copy else t for i, t in sorted(cached.items())}
         derive_blocks(tasks, unreadable={c.task_id for c in corrupt})  # repairs by copy
         return PlanSnapshot.model_construct(
-            name=path.name, title=self.cache.title(path), archived=archived, tasks=tasks, corrupt=corrupt
+            name=path.name, title=title, archived=archived, tasks=tasks, corrupt=list(corrupt)
         )
 
     def get_task(self, name: str, task_id: int) -> Task:

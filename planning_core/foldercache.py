@@ -1,20 +1,39 @@
-"""Reading plan folders fast and safely: each task file is parsed once and then reused
-until its (inode, mtime, ctime, size) changes. Every write replaces a file by rename, which gives
-it a new inode, so a changed task is always seen; the check costs one stat per file."""
+"""The index of plan folders: each task file parsed once, then kept up to date from what
+changed, so a read of a plan whose files did not change touches none of them.
+
+How the index learns of changes (by this process, another process, or a hand edit):
+
+- Where inotify works (Linux, see fswatch), each folder is watched before it is first
+  read, and every read first drains the event queue: the kernel queues an event inside
+  the system call that changes a file (rename, unlink, write() in place, chmod), so
+  every change that finished before the read is known, and only the files named are
+  looked at again (one lstat, and a re-read where (inode, mtime, ctime, size) moved).
+  Events on todo/ and done/ themselves tell a plan folder was replaced or removed.
+- Elsewhere, or when a folder cannot be watched (no watches left, a queue overflow),
+  the folder is read as before: one stat per file per read, a file re-read only when
+  its (inode, mtime, ctime, size) changed.
+
+Each change bumps the folder's generation; what is derived from the tasks (the sorted
+snapshot, the summary) is kept per generation (`memo`), so it is rebuilt once per change,
+not once per read."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
+from . import fswatch
 from .errors import PlanNotFound, PlanUnreadable
 from .models import CorruptFile, Task
 from .regularfile import UnreadableFile, read_regular
 from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
 
 TITLE_BYTES = 4096  # the title is plan.md's first line; more is never read for it
+T = TypeVar("T")
 
 
 @dataclass
@@ -27,6 +46,13 @@ class Cached:
 class FolderState:
     files: dict[str, Cached] = field(default_factory=dict)
     title: tuple[tuple[int, int, int], str] | None = None
+    # Replaced, never changed in place, so a reader holding one is never disturbed.
+    tasks: dict[int, Task] = field(default_factory=dict)
+    corrupt: list[CorruptFile] = field(default_factory=list)
+    watched: bool = False  # inotify reports every change: `dirty` is all that may differ
+    dirty: set[str] = field(default_factory=set)
+    generation: int = 0
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 class FolderCache:
@@ -35,15 +61,69 @@ class FolderCache:
 
     def __init__(self) -> None:
         self._folders: dict[Path, FolderState] = {}
+        self._lock = threading.RLock()
+        self._watcher: fswatch.Watcher | None = None
+
+    @property
+    def watching(self) -> bool:
+        """Whether changes are learnt from the OS (else: a stat per file per read)."""
+        return self._watcher is not None and self._watcher.available
 
     def forget(self, path: Path) -> None:
-        self._folders.pop(path, None)
+        with self._lock:
+            self._folders.pop(path, None)
+            if self._watcher is not None:
+                self._watcher.unwatch(path)
 
     def _state(self, path: Path) -> FolderState:
         return self._folders.setdefault(path, FolderState())
 
+    def _apply_events(self) -> None:
+        if self._watcher is None:
+            self._watcher = fswatch.Watcher()  # lazily: a store that never reads needs no instance
+        for folder, names in self._watcher.drain().items():
+            if folder == fswatch.OVERFLOW:  # events were lost: trust nothing kept
+                for each in self._folders.values():
+                    each.watched = False
+                continue
+            state = self._folders.get(folder)
+            if state is not None:
+                if fswatch.GONE in names:  # moved (archived) or removed: read it afresh if asked
+                    self._folders.pop(folder, None)
+                else:
+                    state.dirty |= names
+            for name in names:  # todo/ or done/: a plan folder under this name came or went
+                child = folder / name
+                if name and child in self._folders:
+                    self.forget(child)
+
+    def generation(self, path: Path) -> int:
+        """Bumped whenever a task file or plan.md of the folder changed. Brings it up to date."""
+        with self._lock:
+            return self._sync(path).generation
+
+    def memo(self, path: Path, key: str, make: Callable[[], T]) -> T:
+        """`make()` (which reads the folder through this cache), kept until the folder's
+        next change. Kept only where the folder is watched: unwatched, a change to plan.md
+        is seen only by title(), so nothing derived from it may be kept."""
+        with self._lock:
+            state = self._sync(path)
+            if key in state.memo:
+                kept: T = state.memo[key]
+                return kept
+            generation = state.generation
+            value = make()
+            if state.watched and self._folders.get(path) is state and state.generation == generation:
+                state.memo[key] = value  # only if nothing changed while it was made
+            return value
+
     def title(self, path: Path) -> str:
-        cache = self._state(path)
+        with self._lock:
+            self._apply_events()
+            cache = self._state(path)
+            if cache.watched and cache.title is not None and PLAN_MD not in cache.dirty:
+                return cache.title[1]  # plan.md has not changed since it was read
+            cache.dirty.discard(PLAN_MD)
         try:
             st = os.lstat(path / PLAN_MD)
         except OSError:
@@ -58,55 +138,145 @@ class FolderCache:
             return path.name
         first = head.decode("utf-8", errors="replace").partition("\n")[0][:1000]
         title = first[2:].strip() if first.startswith("# ") else path.name
-        cache.title = (key, title)
+        with self._lock:
+            cache.title = (key, title)
+            cache.memo.clear()
         return title
 
     def scan(self, path: Path) -> tuple[dict[int, Task], list[CorruptFile]]:
-        """Every task file of the folder, re-read only where (inode, mtime, size) changed.
-        The tasks returned are the cache's own: callers must not change them."""
-        cache = self._state(path)
-        seen: dict[str, Cached] = {}
-        tasks: dict[int, Task] = {}
-        corrupt: list[CorruptFile] = []
-        for name, hit in self.entries(path):
-            seen[name] = hit
-            if isinstance(hit.value, Task):
-                tasks[hit.value.id] = hit.value
-            else:
-                corrupt.append(hit.value)
-        cache.files = seen
-        corrupt.sort(key=lambda c: c.task_id)
-        return tasks, corrupt
+        """Every task of the folder (by id) and its unreadable files (by id), up to date.
+        Both are the cache's own and never changed afterwards: callers must not change them."""
+        with self._lock:
+            state = self._sync(path)
+            return state.tasks, state.corrupt
 
     def entries(self, path: Path) -> Iterator[tuple[str, Cached]]:
-        """(file name, cached value) for each task file, lazily, refreshing the cache."""
-        cache = self._state(path)
+        """(file name, cached value) for each task file, up to date."""
+        with self._lock:
+            files = list(self._sync(path).files.items())
+        yield from files
+
+    # -- keeping the index up to date -------------------------------------------------
+
+    def _sync(self, path: Path) -> FolderState:
+        self._apply_events()
+        state = self._folders.get(path)
+        if state is not None and state.watched:
+            if state.dirty:
+                self._refresh(path, state)
+            return state
+        assert self._watcher is not None
+        state = self._state(path)
+        # Watch before reading, so a change made during the read is reported, not missed.
+        watched = self._watcher.watch(path.parent) and self._watcher.watch(path)
+        self._full_scan(path, state)
+        state.watched = watched
+        # plan.md may have changed before the watch began: title() looks once more.
+        state.dirty = {PLAN_MD}
+        return state
+
+    def _full_scan(self, path: Path, state: FolderState) -> None:
         try:
             entries = list(os.scandir(path))
         except FileNotFoundError:  # archived or removed (by anyone): forget what we parsed
             self.forget(path)
             raise PlanNotFound(path.name) from None
         except OSError as e:
+            self.forget(path)
             raise PlanUnreadable(path.name, e.strerror or str(e)) from None
+        seen: dict[str, Cached] = {}
+        changed = len(entries) != len(state.files)
         for entry in entries:
-            m = TASK_FILE.fullmatch(entry.name)
-            if not m:
+            if not TASK_FILE.fullmatch(entry.name):
                 continue
-            task_id = int(m.group(1))
             try:
                 st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-            hit = cache.files.get(entry.name)
-            if hit is None or hit.key != key:
-                try:
-                    loaded = misnamed(entry.name, task_id) or read_task(Path(entry.path), task_id, st)
-                except FileNotFoundError:
-                    continue
-                value = loaded if isinstance(loaded, Task) else CorruptFile(
-                    task_id=task_id, file=entry.name, reason=loaded
-                )
-                hit = cache.files[entry.name] = Cached(key, value)
-            yield entry.name, hit
+            hit = self._load(path, entry.name, st, state.files.get(entry.name))
+            if hit is not None:
+                changed = changed or state.files.get(entry.name) is not hit
+                seen[entry.name] = hit
+        changed = changed or seen.keys() != state.files.keys()
+        if changed or state.generation == 0:
+            state.files = seen
+            self._rebuild(state)
 
+    def _refresh(self, path: Path, state: FolderState) -> None:
+        """Look again only at the files the watcher named."""
+        names = [n for n in state.dirty if TASK_FILE.fullmatch(n)]
+        if PLAN_MD in state.dirty:
+            state.memo.clear()  # the title is part of what is kept; title() re-reads it
+        state.dirty = {PLAN_MD} & state.dirty
+        files, tasks, corrupt = state.files, state.tasks, state.corrupt
+        changed = False
+        for name in names:
+            old = files.get(name)
+            try:
+                st = os.lstat(path / name)
+            except FileNotFoundError:
+                hit = None
+            except OSError:  # the folder itself went: read it afresh next time
+                state.watched = False
+                return
+            else:
+                hit = self._load(path, name, st, old)
+            if hit is old:
+                continue
+            if not changed:  # copy on write: readers holding the old ones are not disturbed
+                files, tasks, corrupt = dict(files), dict(tasks), list(corrupt)
+                changed = True
+            if old is not None and hit is not None and isinstance(old.value, Task) and isinstance(hit.value, Task) \
+                    and old.value.id == hit.value.id and tasks.get(old.value.id) is old.value:
+                files[name] = hit
+                tasks[hit.value.id] = hit.value  # in its place: the dict stays in id order
+                continue
+            if old is not None:
+                if isinstance(old.value, Task):
+                    if tasks.get(old.value.id) is old.value:
+                        del tasks[old.value.id]
+                else:
+                    corrupt = [c for c in corrupt if c is not old.value]
+            if hit is None:
+                files.pop(name, None)
+                continue
+            files[name] = hit
+            if isinstance(hit.value, Task):
+                tasks[hit.value.id] = hit.value
+            else:
+                corrupt.append(hit.value)
+                corrupt.sort(key=lambda c: c.task_id)
+        if changed:
+            state.files, state.tasks, state.corrupt = files, tasks, corrupt
+            state.generation += 1
+            state.memo = {}
+
+    @staticmethod
+    def _load(path: Path, name: str, st: os.stat_result, old: Cached | None) -> Cached | None:
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        if old is not None and old.key == key:
+            return old
+        m = TASK_FILE.fullmatch(name)
+        assert m is not None
+        task_id = int(m.group(1))
+        try:
+            loaded = misnamed(name, task_id) or read_task(path / name, task_id, st)
+        except FileNotFoundError:
+            return None
+        value = loaded if isinstance(loaded, Task) else CorruptFile(task_id=task_id, file=name, reason=loaded)
+        return Cached(key, value)
+
+    @staticmethod
+    def _rebuild(state: FolderState) -> None:
+        """New task and corrupt collections from the files (a dict build, no file read)."""
+        tasks: dict[int, Task] = {}
+        corrupt: list[CorruptFile] = []
+        for hit in state.files.values():
+            if isinstance(hit.value, Task):
+                tasks[hit.value.id] = hit.value
+            else:
+                corrupt.append(hit.value)
+        corrupt.sort(key=lambda c: c.task_id)
+        state.tasks, state.corrupt = tasks, corrupt
+        state.generation += 1
+        state.memo = {}

@@ -6,7 +6,7 @@ large the plan grows. `blockedBy` is the source of truth; `blocks` mirrors it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from .errors import CorruptTask, PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
@@ -68,14 +68,39 @@ def open_blockers(task: Task, lookup: Lookup, *, unreadable_open: bool = False) 
 
 # For whole-plan queries: `statuses` maps every readable task to its status and every
 # unreadable one to PENDING (unknown counts as open); an id absent from it is gone.
-def blocker_open(blocker: int, statuses: dict[int, TaskStatus]) -> bool:
+def blocker_open(blocker: int, statuses: Mapping[int, TaskStatus]) -> bool:
     return statuses.get(blocker, TaskStatus.COMPLETED) is not TaskStatus.COMPLETED
 
 
-def plan_statuses(snap: PlanSnapshot) -> dict[int, TaskStatus]:
-    statuses = {i: t.status for i, t in snap.tasks.items()}
-    statuses.update({c.task_id: TaskStatus.PENDING for c in snap.corrupt})
-    return statuses
+class PlanStatuses(Mapping[int, TaskStatus]):
+    """Each task's status, an unreadable one's as pending (it may be open), looked up in the
+    snapshot when asked: a page of a big plan asks about its own tasks' blockers only."""
+
+    def __init__(self, snap: PlanSnapshot) -> None:
+        self._tasks = snap.tasks
+        self._unreadable = {c.task_id for c in snap.corrupt}
+
+    def __getitem__(self, task_id: int) -> TaskStatus:
+        status = self.get(task_id)
+        if status is None:
+            raise KeyError(task_id)
+        return status
+
+    def get(self, task_id: int, default: TaskStatus | None = None) -> TaskStatus | None:  # type: ignore[override]
+        if task_id in self._unreadable:  # an unreadable file wins over a task of its id, as before
+            return TaskStatus.PENDING
+        task = self._tasks.get(task_id)
+        return task.status if task is not None else default
+
+    def __iter__(self) -> Iterator[int]:
+        return iter({*self._tasks, *self._unreadable})
+
+    def __len__(self) -> int:
+        return len({*self._tasks, *self._unreadable})
+
+
+def plan_statuses(snap: PlanSnapshot) -> Mapping[int, TaskStatus]:
+    return PlanStatuses(snap)
 
 
 def open_blockers_by_task(snap: PlanSnapshot) -> dict[int, list[int]]:
@@ -93,11 +118,11 @@ def ready_ids(snap: PlanSnapshot) -> list[int]:
     return [i for i, t in sorted(snap.tasks.items()) if is_ready(t, statuses)]
 
 
-def is_ready(task: Task, statuses: dict[int, TaskStatus]) -> bool:
+def is_ready(task: Task, statuses: Mapping[int, TaskStatus]) -> bool:
     return task.status is TaskStatus.PENDING and not any(blocker_open(b, statuses) for b in task.blocked_by)
 
 
-def is_blocked(task: Task, statuses: dict[int, TaskStatus]) -> bool:
+def is_blocked(task: Task, statuses: Mapping[int, TaskStatus]) -> bool:
     """The one definition of blocked, for every view: not completed, with a blocker that
     is not. A task in progress whose blocker was reopened is blocked too."""
     return task.status is not TaskStatus.COMPLETED and any(blocker_open(b, statuses) for b in task.blocked_by)

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictInt,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from . import safetext
@@ -206,6 +215,11 @@ class PlanSnapshot(_Camel):
     archived: bool = False
     tasks: dict[int, Task] = Field(default_factory=dict)
     corrupt: list[CorruptFile] = Field(default_factory=list)
+    # Set by a store on a snapshot nobody may change (FileStore.view): its summary, made once.
+    _kept_summary: PlanSummary | None = PrivateAttr(default=None)
+
+    def keep_summary(self) -> None:
+        self._kept_summary = self.summary()
 
     def progress(self) -> Progress:
         return summarize(self.name, self.title, self.archived, self.tasks.values(), len(self.corrupt)).progress
@@ -215,6 +229,8 @@ class PlanSnapshot(_Camel):
         return min(running, key=lambda t: t.id) if running else None
 
     def summary(self) -> PlanSummary:
+        if self._kept_summary is not None:
+            return self._kept_summary
         return summarize(self.name, self.title, self.archived, self.tasks.values(), len(self.corrupt))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 from pydantic import BaseModel, Field
 
 from . import graph
@@ -68,8 +70,12 @@ def list_tasks(
             ) from None
     snap = store.view(plan)  # read-only: nothing below changes a task
     statuses = graph.plan_statuses(snap)
+    ids = list(snap.tasks)  # in id order
     rows: list[Task] = []
-    for t in snap.tasks.values():
+    # Only as far as the page needs (one row more tells whether there is a next page):
+    # a page of a big plan costs its own rows, not the plan's.
+    for task_id in ids[bisect.bisect_right(ids, after) :]:
+        t = snap.tasks[task_id]
         if status == "ready" and not graph.is_ready(t, statuses):
             continue
         if status == "blocked" and not graph.is_blocked(t, statuses):
@@ -79,7 +85,8 @@ def list_tasks(
         if owner is not None and t.owner != owner:
             continue
         rows.append(t)
-    rows = [t for t in rows if t.id > after]
+        if len(rows) > limit:
+            break
     page, rest = rows[:limit], rows[limit:]
     upto = page[-1].id if rest else None  # report each unreadable file on one page only
     unreadable = (
@@ -87,7 +94,7 @@ def list_tasks(
         if status is None and owner is None
         else []
     )
-    return TaskPage(
+    return TaskPage.model_construct(  # from tasks and a summary already validated
         plan=snap.summary(),
         tasks=page,
         unreadable=unreadable,

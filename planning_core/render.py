@@ -5,7 +5,7 @@ Formats marked "exact" in the contract are produced here and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
@@ -111,9 +111,13 @@ def task_board(
     open_blockers: dict[int, list[int]],
     unreadable: Sequence[CorruptFile] = (),
     next_cursor: str | None = None,
+    line_of: Callable[[int], str] | None = None,
 ) -> str:
+    """`line_of`: each task's task_line by id, where the caller has them already."""
     lines = [f"{summary.name} {progress_tag(summary)}"]
-    rows: list[tuple[int, str]] = [(t.id, task_line(t, open_blockers.get(t.id, ()))) for t in tasks]
+    rows: list[tuple[int, str]] = [
+        (t.id, line_of(t.id) if line_of else task_line(t, open_blockers.get(t.id, ()))) for t in tasks
+    ]
     rows += [(c.task_id, corrupt_line(c)) for c in unreadable]
     lines += [text for _, text in sorted(rows)]
     if not tasks and not unreadable:

@@ -9,7 +9,7 @@ protocols and nothing above them changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -86,4 +86,14 @@ class PlanStore(Protocol):
     def plan_versions(self) -> dict[str, object]:
         """Every plan (active and archived) with a cheap version value that changes
         whenever the plan may have changed, on this process or another: for watchers."""
+        ...
+
+    def watch_roots(self) -> list[str]:
+        """Folders an OS file watcher can watch for every change to the plans (none:
+        the backend has no such folders, and watchers poll plan_versions)."""
+        ...
+
+    def plans_of(self, paths: Iterable[str]) -> set[str]:
+        """The plans that changed files among `paths` (as a watcher of watch_roots names
+        them), with nothing that is not a plan's content (locks, temp files)."""
         ...

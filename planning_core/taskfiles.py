@@ -76,13 +76,16 @@ def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> N
     objects passed in are never changed (they may be a cache's). An edge to an
     unreadable task cannot be checked against its `blockedBy`, so it is kept as stored
     rather than dropped (the file is reported, not guessed at)."""
-    derived: dict[int, set[int]] = {i: set() for i in tasks}
+    derived: dict[int, set[int]] = {}
     for t in tasks.values():
         for b in t.blocked_by:
-            if b in derived and b != t.id:
-                derived[b].add(t.id)
+            if b != t.id and b in tasks:
+                derived.setdefault(b, set()).add(t.id)
     for i, t in tasks.items():
-        blocks = sorted(derived[i] | {b for b in t.blocks if b in unreadable})
+        mine = derived.get(i)
+        if mine is None and not t.blocks and not t.blocked_by:
+            continue  # most tasks of a big plan: nothing to derive, nothing to repair
+        blocks = sorted((mine or set()) | {b for b in t.blocks if b in unreadable})
         if blocks != t.blocks or i in t.blocked_by:
             repaired = t.clone()
             repaired.blocks = blocks

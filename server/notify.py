@@ -1,8 +1,11 @@
 """Telling listening clients that plans changed, whoever changed them.
 
-One watcher polls the root (a stat per plan folder; every write renames a file
-in its plan's folder, which bumps the folder's mtime), so changes made by this
-process, by another server process or by hand all reach clients the same way:
+One watcher per server: the OS tells it of every change under the store's folders
+(watchfiles: inotify, FSEvents, ReadDirectoryChangesW), within STEP_MS of the last
+event of a burst, so an idle server does nothing. Where the OS cannot watch, it polls
+the store's plan versions every WATCH_INTERVAL instead. Even while watching, versions
+are compared every SAFETY_NET_MS, for a change made before the watch began. Changes made
+by this process, by another server process or by hand all reach clients the same way:
 2026 clients through the subscription bus (`subscriptions/listen`), 2025 clients
 through their connection's standalone channel.
 
@@ -16,6 +19,7 @@ session (mcp-session-id), and its exit stack tells us when it ends.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import anyio
@@ -34,7 +38,10 @@ from .sdk import connection_of
 log = logging.getLogger(__name__)
 
 ACTIVE_URI = "plans://active"
-WATCH_INTERVAL = 0.25
+WATCH_INTERVAL = 0.25  # the poll, where the OS cannot watch
+STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
+DEBOUNCE_MS = 200  # ... or at most this long after its first event
+SAFETY_NET_MS = 2_000
 # Far more than the plans and tasks a client can watch; a client asking for more is
 # refused rather than allowed to grow the server without bound.
 MAX_SUBSCRIPTIONS = 1_000
@@ -113,27 +120,65 @@ class Notifier:
 
 
 async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_INTERVAL) -> None:
-    """Poll plan folders and notify on every change until cancelled."""
+    """Notify on every change until cancelled: from the OS where it can watch the
+    store's folders, else by polling plan versions every `interval`."""
     previous = await anyio.to_thread.run_sync(store.plan_versions)
+    roots = store.watch_roots()
+    if roots:
+        try:
+            previous = await _watch_os(store, notifier, roots, previous)
+        except Exception as e:  # no watches left, a file system the OS cannot watch: poll
+            log.warning("cannot watch %s (%s); polling every %s s", ", ".join(map(str, roots)), e, interval)
     while True:
         await anyio.sleep(interval)
         try:
-            current = await anyio.to_thread.run_sync(store.plan_versions)
+            previous = await _report(store, notifier, previous, ())
         except OSError as e:
             log.warning("cannot watch the planning root: %s", e)
-            continue
-        changed = sorted(n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n))
-        if not changed:
-            continue
-        came_or_went = current.keys() != previous.keys() or any(
-            n in previous and n in current and _place(current[n]) != _place(previous[n]) for n in changed
-        )
-        previous = current
-        for name in changed:
-            await notifier.resource_updated(plan_uri(name))
-        await notifier.resource_updated(ACTIVE_URI)
-        if came_or_went:
-            await notifier.list_changed()
+
+
+async def _watch_os(
+    store: PlanStore, notifier: Notifier, roots: list[str], previous: dict[str, object]
+) -> dict[str, object]:
+    from watchfiles import awatch  # imported here: the poll needs nothing of it
+
+    async for changes in awatch(
+        *roots,
+        watch_filter=None,
+        debounce=DEBOUNCE_MS,
+        step=STEP_MS,
+        rust_timeout=SAFETY_NET_MS,
+        yield_on_timeout=True,
+        recursive=True,
+        ignore_permission_denied=True,
+    ):
+        try:
+            previous = await _report(store, notifier, previous, (path for _, path in changes))
+        except OSError as e:
+            log.warning("cannot read the planning root: %s", e)
+    return previous
+
+
+async def _report(
+    store: PlanStore, notifier: Notifier, previous: dict[str, object], paths: Iterable[str]
+) -> dict[str, object]:
+    """Notify about plans whose version moved or whose files the OS named; the new versions."""
+    current = await anyio.to_thread.run_sync(store.plan_versions)
+    touched = store.plans_of(paths) & current.keys()  # a file edited in place moves no version
+    changed = sorted(
+        {n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n)} | touched
+    )
+    if not changed:
+        return current
+    came_or_went = current.keys() != previous.keys() or any(
+        n in previous and n in current and _place(current[n]) != _place(previous[n]) for n in changed
+    )
+    for name in changed:
+        await notifier.resource_updated(plan_uri(name))
+    await notifier.resource_updated(ACTIVE_URI)
+    if came_or_went:
+        await notifier.list_changed()
+    return current
 
 
 def _place(version: object) -> object:

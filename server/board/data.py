@@ -5,6 +5,7 @@ graph.is_blocked over the plan's statuses), never recomputed in the page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from planning_core import FileStore, Planner, PlanningError, PlanSnapshot, TaskStatus, graph
@@ -16,7 +17,7 @@ COLUMNS = ("ready", "blocked", "in_progress", "done")
 COLUMN_TITLES = {"ready": "Ready", "blocked": "Blocked", "in_progress": "In progress", "done": "Done"}
 
 
-def column_of(snap: PlanSnapshot, statuses: dict[int, TaskStatus], task_id: int) -> str:
+def column_of(snap: PlanSnapshot, statuses: Mapping[int, TaskStatus], task_id: int) -> str:
     task = snap.tasks[task_id]
     if task.status is TaskStatus.COMPLETED:
         return "done"

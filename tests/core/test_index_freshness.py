@@ -1,0 +1,157 @@
+"""The plan index (planning_core/foldercache.py) never serves stale data: whatever changed
+a task file since the last read shows on the next call, with no wait in between. Real
+files; the other writer is a real second process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planning_core import FileStore, Planner, fswatch
+
+REPO = Path(__file__).resolve().parents[2]
+
+WRITER = """
+import sys
+from planning_core import FileStore, Planner, fswatch
+Planner(FileStore(sys.argv[1])).update_task(sys.argv[2], int(sys.argv[3]), subject=sys.argv[4])
+"""
+
+
+@pytest.fixture
+def planned(tmp_path: Path) -> tuple[FileStore, Planner, str, Path]:
+    store = FileStore(tmp_path / "root")
+    store.ensure_writable()
+    planner = Planner(store)
+    plan = planner.create_plan(title="Fresh", analysis="a", approach="b", name="fresh").name
+    for i in range(1, 6):
+        planner.create_task(plan, subject=f"Task {i}", description="d")
+    # Warm the index: every later read must notice what changed after this one.
+    assert [t.subject for t in planner.list_tasks(plan).tasks][:2] == ["Task 1", "Task 2"]
+    planner.summaries()
+    return store, planner, plan, store.todo / plan
+
+
+def subjects(planner: Planner, plan: str) -> dict[int, str]:
+    return {t.id: t.subject for t in planner.list_tasks(plan).tasks}
+
+
+def test_the_index_is_kept_by_the_os_where_it_can_be(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    """On Linux the tests below exercise the inotify path, not the stat-per-file fallback."""
+    store, _, _, _ = planned
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's; elsewhere the index stats every file")
+    if not fswatch.Watcher().available:  # the machine's inotify instances are all taken (EMFILE)
+        pytest.skip("no inotify instance left on this machine: the fallback is what runs")
+    assert store.cache.watching
+
+
+def test_a_change_by_another_process_shows_on_the_next_call(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    store, planner, plan, _ = planned
+    subprocess.run([sys.executable, "-c", WRITER, str(store.root), plan, "3", "From elsewhere"], check=True, cwd=REPO)
+    assert subjects(planner, plan)[3] == "From elsewhere"
+    assert planner.get_task(plan, 3).subject == "From elsewhere"
+
+
+def test_a_hand_edit_written_in_place_shows(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    path = folder / "task_2.json"
+    data = json.loads(path.read_text())
+    data["subject"] = "Edited in place"
+    data["status"] = "in_progress"
+    before = path.stat().st_ino
+    with open(path, "r+") as f:  # the same inode: the folder's own mtime does not move
+        f.write(json.dumps(data, indent=2))
+        f.truncate()
+    assert path.stat().st_ino == before
+    assert subjects(planner, plan)[2] == "Edited in place"
+    (summary,) = planner.summaries()
+    assert summary.current == "Edited in place"
+    assert summary.progress.in_progress == 1
+
+
+def test_a_same_size_in_place_edit_within_one_clock_tick_shows(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    path = folder / "task_4.json"
+    text = path.read_text()
+    st = path.stat()
+    with open(path, "r+") as f:
+        f.write(text.replace("Task 4", "Tusk 4"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old mtime put back
+    assert subjects(planner, plan)[4] == "Tusk 4"
+
+
+def test_a_hand_edit_by_rename_shows(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    data = json.loads((folder / "task_1.json").read_text())
+    data["subject"] = "Renamed in"
+    tmp = folder / "edit.tmp"
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, folder / "task_1.json")
+    assert subjects(planner, plan)[1] == "Renamed in"
+
+
+def test_a_deleted_task_file_is_gone_on_the_next_call(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    (folder / "task_5.json").unlink()
+    assert 5 not in subjects(planner, plan)
+    (summary,) = planner.summaries()
+    assert summary.progress.total == 4
+
+
+def test_a_new_task_file_by_hand_shows(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    data = json.loads((folder / "task_1.json").read_text())
+    data.update(id=9, subject="Made by hand")
+    (folder / "task_9.json").write_text(json.dumps(data))
+    assert subjects(planner, plan)[9] == "Made by hand"
+
+
+def test_a_damaged_file_is_reported_on_the_next_call(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    with open(folder / "task_3.json", "r+") as f:  # damaged in place
+        f.write("{ not json")
+    page = planner.list_tasks(plan)
+    assert [c.task_id for c in page.unreadable] == [3]
+    assert 3 not in {t.id for t in page.tasks}
+    (summary,) = planner.summaries()
+    assert summary.unreadable == 1
+    # ... and mended again, in place.
+    with open(folder / "task_3.json", "w") as f:
+        json.dump(json.loads((folder / "task_1.json").read_text()) | {"id": 3, "subject": "Mended"}, f)
+    page = planner.list_tasks(plan)
+    assert page.unreadable == []
+    assert subjects(planner, plan)[3] == "Mended"
+
+
+def test_a_title_edited_in_place_shows(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    md = folder / "plan.md"
+    text = md.read_text()
+    with open(md, "r+") as f:
+        f.write("# Retitled" + text.partition("\n")[1] + text.partition("\n")[2])
+        f.truncate()
+    assert planner.summaries()[0].title == "Retitled"
+    assert planner.list_tasks(plan).plan.title == "Retitled"
+
+
+def test_a_plan_folder_replaced_under_the_same_name_is_read_afresh(
+    planned: tuple[FileStore, Planner, str, Path],
+) -> None:
+    store, planner, plan, folder = planned
+    copy = store.todo / ".elsewhere"
+    subprocess.run(["cp", "-r", str(folder), str(copy)], check=True)
+    data = json.loads((copy / "task_2.json").read_text())
+    data["subject"] = "In the copy"
+    (copy / "task_2.json").write_text(json.dumps(data))
+    subprocess.run(["rm", "-rf", str(folder)], check=True)
+    os.rename(copy, folder)
+    assert subjects(planner, plan)[2] == "In the copy"
+    # and the new folder is watched in its turn
+    subprocess.run([sys.executable, "-c", WRITER, str(store.root), plan, "2", "Then changed"], check=True, cwd=REPO)
+    assert subjects(planner, plan)[2] == "Then changed"
