@@ -19,7 +19,7 @@ session (mcp-session-id), and its exit stack tells us when it ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import anyio
@@ -28,7 +28,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core.store import PlanStore
@@ -91,7 +91,7 @@ class Notifier:
         uri = str(params.uri)
         if uri not in uris and len(uris) >= MAX_SUBSCRIPTIONS:
             raise MCPError(
-                INTERNAL_ERROR,
+                INVALID_PARAMS,  # the client's request is over a bound, not a server fault
                 f"Subscription limit reached ({MAX_SUBSCRIPTIONS} resources per session); unsubscribe from some first.",
             )
         uris.add(uri)
@@ -106,17 +106,27 @@ class Notifier:
         return EmptyResult()
 
     async def resource_updated(self, uri: str) -> None:
-        for connection, uris in list(self.connections.items()):
-            if uri in uris:
-                with anyio.move_on_after(SEND_TIMEOUT):
-                    await connection.send_resource_updated(uri)  # never raises: notices are advisory
+        targets = [c for c, uris in list(self.connections.items()) if uri in uris]
+        await _to_each(targets, lambda c: c.send_resource_updated(uri))  # never raises: notices are advisory
         await self.bus.publish(ResourceUpdated(uri=uri))
 
     async def list_changed(self) -> None:
-        for connection in list(self.connections):
-            with anyio.move_on_after(SEND_TIMEOUT):
-                await connection.send_resource_list_changed()
+        await _to_each(list(self.connections), lambda c: c.send_resource_list_changed())
         await self.bus.publish(ResourcesListChanged())
+
+
+async def _to_each(connections: list[Connection], send: Callable[[Connection], Awaitable[None]]) -> None:
+    """Send to every connection at once, each bounded by SEND_TIMEOUT: clients that stopped
+    reading cost the others at most that, however many they are (one after another, N of
+    them held every notice back N × SEND_TIMEOUT)."""
+
+    async def one(connection: Connection) -> None:
+        with anyio.move_on_after(SEND_TIMEOUT):
+            await send(connection)
+
+    async with anyio.create_task_group() as tg:
+        for connection in connections:
+            tg.start_soon(one, connection)
 
 
 async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_INTERVAL) -> None:

@@ -129,6 +129,7 @@ async def test_subscriptions_are_bounded_per_session(root: Path, mode: str) -> N
         with pytest.raises(MCPError) as info:
             await c.subscribe_resource("plans://one-too-many")
         assert "limit" in info.value.message and "unsubscribe" in info.value.message
+        assert info.value.code == -32602  # the request is over a bound: invalid params, not a server fault
         await c.subscribe_resource("plans://2026-01-01-p0")  # already there: still fine
         await c.unsubscribe_resource("plans://2026-01-01-p0")
         await c.subscribe_resource("plans://one-too-many")  # room again
