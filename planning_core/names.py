@@ -94,14 +94,15 @@ def check_plan_name(name: str) -> str:
     return name
 
 
-def match_plan(wanted: str, active: Sequence[str], archived: Callable[[], Sequence[str]]) -> str:
+def match_plan(wanted: str, active: Callable[[], Sequence[str]], archived: Callable[[], Sequence[str]]) -> str:
     """The one rule for naming a plan, used by the tools and the CLI alike.
 
     A full plan name is taken as it is (the store then says whether it exists). Anything
     else is a part of a name: among the active plans first, then the archived ones, the
     one plan whose name ends with `-<part>`, else the one that contains it; several
     matches are refused with the candidates listed. Only names from the listings are
-    ever returned, so a part never reaches a path."""
+    ever returned, so a part never reaches a path. The listings are callables, asked only
+    when a part must be matched: a full name (what agents send) costs no folder listing."""
     if not isinstance(wanted, str) or not _PLAN_PART.fullmatch(wanted):
         raise InvalidPlanName(wanted if isinstance(wanted, str) else repr(wanted))
     if _PLAN_NAME.fullmatch(wanted):
@@ -109,8 +110,7 @@ def match_plan(wanted: str, active: Sequence[str], archived: Callable[[], Sequen
             return check_plan_name(wanted)
         except InvalidPlanName:
             pass  # date-shaped but not a real date: it can still be a part of a name
-    pools: tuple[Callable[[], Sequence[str]], ...] = (lambda: active, archived)
-    for pool in pools:
+    for pool in (active, archived):
         names = pool()
         for hit in (lambda n: n.endswith(f"-{wanted}"), lambda n: wanted in n):
             hits = [n for n in names if hit(n)]
@@ -118,7 +118,7 @@ def match_plan(wanted: str, active: Sequence[str], archived: Callable[[], Sequen
                 return hits[0]
             if hits:
                 raise AmbiguousPlan(wanted, hits)
-    raise PlanNotFound(wanted, active)
+    raise PlanNotFound(wanted, active())
 
 
 def parse_task_id(value: object) -> int:

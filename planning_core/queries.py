@@ -29,7 +29,7 @@ def resolve_plan(store: PlanStore, plan: str | None, current: str | None = None)
     else the session's current plan, else the only active plan. A current plan that has
     left todo/ is refused (CurrentPlanGone), never replaced by another one silently."""
     if plan is not None and plan != "":
-        name = match_plan(plan, store.active_plans(), store.archived_plans)
+        name = match_plan(plan, store.active_plans, store.archived_plans)
         store.is_archived(name)  # raises PlanNotFound
         return name
     active = store.active_plans()

@@ -104,7 +104,7 @@ def select_plans(store: FileStore, wanted: str | None) -> list[str]:
     active = store.active_plans()
     if not wanted:
         return active
-    name = match_plan(wanted, active, store.archived_plans)
+    name = match_plan(wanted, lambda: active, store.archived_plans)
     store.is_archived(name)  # raises PlanNotFound
     return [name]
 
