@@ -1,0 +1,127 @@
+"""The file store's PlanTransaction: changes staged under the plan's lock, then written
+in the order that no crash can turn into a link to a missing task (the mark, new task
+files, changed neighbours, removals), each file replaced whole and synced."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import atomicfile
+from .errors import PartialWriteError, StorageError, TaskIdsExhausted, TaskNotFound
+from .models import PlanSnapshot, Task, TaskStatus
+from .names import MAX_TASK_ID
+from .regularfile import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
+from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task, task_filename
+
+if TYPE_CHECKING:
+    from .filestore import FileStore
+
+
+class FileTransaction:
+    """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
+
+    def __init__(self, name: str, path: Path, store: FileStore) -> None:
+        self.name = name
+        self.path = path
+        self._store = store
+        self._staged: dict[int, Task | None] = {}
+        self._high: int | None = None
+        self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
+
+    def get(self, task_id: int) -> Task:
+        if task_id in self._staged:
+            staged = self._staged[task_id]
+            if staged is None:
+                raise TaskNotFound(self.name, [task_id])
+            return staged.clone()
+        return load_task(self.path, task_id)
+
+    def exists(self, task_id: int) -> bool:
+        if task_id in self._staged:
+            return self._staged[task_id] is not None
+        return os.path.lexists(self.path / task_filename(task_id))
+
+    def next_id(self) -> int:
+        if self._high is None:
+            try:
+                self._high = int(read_regular(self.path / HIGHWATERMARK, MAX_HIGHWATERMARK_BYTES).strip())
+            except (OSError, ValueError, UnreadableFile):  # a FIFO or device there is never opened
+                self._high = None  # missing or unreadable: the files are all we know
+            if self._high is not None and not 0 <= self._high <= MAX_TASK_ID:
+                self._high = None  # hand-edited out of range: trust the files
+        candidate = (self._high or 0) + 1
+        if self._high is None or self.exists(candidate):
+            # The high-water mark is gone or behind the files (hand edit, copied folder):
+            # never reuse an id, so take the highest id on disk (one scan of the folder).
+            # A name beyond the limit was never issued (it is reported as unreadable).
+            names = (TASK_FILE.fullmatch(n) for n in os.listdir(self.path))
+            ids = [i for m in names if m and (i := int(m.group(1))) <= MAX_TASK_ID]
+            candidate = max([candidate - 1, *ids, *self._staged]) + 1
+        if candidate > MAX_TASK_ID:
+            # task_<N>.json has at most 9 digits: a bigger id would be invisible to every
+            # read, and the next create would overwrite it. Refuse before anything is staged.
+            raise TaskIdsExhausted(self.name, MAX_TASK_ID)
+        self._high = candidate
+        self._issued.add(candidate)
+        return candidate
+
+    def put(self, task: Task) -> None:
+        self._staged[task.id] = task.clone()
+
+    def delete(self, task_id: int) -> None:
+        self._staged[task_id] = None
+
+    def snapshot(self) -> PlanSnapshot:
+        snap = self._store._snapshot(self.path, archived=False)
+        for task_id, task in self._staged.items():
+            if task is None:
+                snap.tasks.pop(task_id, None)
+            else:
+                snap.tasks[task_id] = task.clone()
+        snap.tasks = dict(sorted(snap.tasks.items()))
+        return snap
+
+    def all_completed(self) -> bool:
+        """Is every task completed (staged changes included)? Stops at the first that is
+        not, so completing a task in a big plan reads little until the plan is nearly done."""
+        for t in self._staged.values():
+            if t is not None and t.status is not TaskStatus.COMPLETED:
+                return False
+        for _, hit in self._store.cache.entries(self.path):
+            value = hit.value
+            if not isinstance(value, Task):
+                return False  # an unreadable task is not known to be done
+            if value.id not in self._staged and value.status is not TaskStatus.COMPLETED:
+                return False
+        return True
+
+    def commit(self) -> None:
+        # Order matters for a crash between two renames: a new task's file goes before its
+        # neighbours' (which name it), and a deleted task's file goes after theirs (they stop
+        # naming it first), so no crash point leaves a link to a missing task.
+        order = sorted(self._staged, key=lambda i: i not in self._issued)
+        for i in order:
+            if i in self._issued and os.path.lexists(self.path / task_filename(i)):
+                # Under the lock no writer of ours made it: never overwrite what is there.
+                raise StorageError(f"plan {self.name}", f"{task_filename(i)} appeared for a new id")
+        writes = [(self.path / task_filename(i), t.to_json().encode()) for i in order if (t := self._staged[i])]
+        if self._high is not None:
+            # The mark goes first: if a later rename fails, an id is burnt, never reused.
+            writes.insert(0, (self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
+        removals = [self.path / task_filename(i) for i, t in self._staged.items() if t is None]
+        try:
+            if writes:
+                atomicfile.replace_many(writes)
+            if removals:
+                atomicfile.remove_synced(removals)
+        except atomicfile.PartialWrite as e:
+            tasks = [p.name for p in e.replaced if p.name != HIGHWATERMARK]
+            if not tasks:  # only the mark moved on: an id is burnt, no task changed
+                raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
+            raise PartialWriteError(self.name, ", ".join(tasks), e.strerror or str(e)) from None
+        except OSError as e:
+            raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
+        self._staged.clear()
+        self._issued.clear()
