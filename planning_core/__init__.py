@@ -25,7 +25,7 @@ from .errors import (
     TaskNotFound,
     TodoInvalid,
 )
-from .filestore import FileStore
+from .stores.files import FileStore
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Progress, Task, TaskSpec, TaskStatus, TodoItem
 from .planner import Planner, TaskChange
 from .queries import TaskPage

@@ -1,22 +1,47 @@
-"""The storage interface the planner is written against.
+"""The seam: the storage interface the planner, the server and the CLI are written against.
 
 A backend stores plans (a title and a plan.md text) and their tasks, and offers a
-transaction per plan: everything read inside it is fresh, and everything staged
-is written at once when it ends, with other writers of that plan shut out. The
-file store is one backend; another (say PostgreSQL) implements these two
-protocols and nothing above them changes.
+transaction per plan: everything read inside it is fresh, and everything staged is
+written at once when it ends, with other writers of that plan shut out. Two protocols
+make a backend (`PlanStore`, `PlanTransaction`); what only some backends can do is a
+small optional protocol, checked with `isinstance` (the way beads keeps a small storage
+interface and a few optional ones):
+
+- `ChangeFeed`: "tell me when plan X may have changed" (files: the OS watcher;
+  PostgreSQL: LISTEN/NOTIFY). Without one, callers poll `plan_versions()`.
+- `Recoverable`: repair after a crash, at start (files: temp files, staging folders,
+  links to missing tasks).
+- `SharedSessions`: per-session state kept in the store, for servers that share it.
+- `PlanFolders`: a folder on this machine per plan (event hooks' `plan_dir`).
+- `Copyable`: every plan out and in, exactly (`planning-mcp copy`).
+
+`open_store(url)` picks the backend: a path or `file:` URL is the file store,
+`memory:` the in-memory reference store, `postgresql://…` the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
-from typing import Protocol
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
 
 from .models import PlanSnapshot, PlanSummary, Task
 
 PlanArchiveCheck = Callable[[PlanSnapshot], None]
 """Called under the plan's lock before archiving; raises to refuse."""
+
+STORE_ENV = "PLANNING_MCP_STORE"
+
+
+class PlanVersion(NamedTuple):
+    """Where a plan is and a value that changes whenever it may have changed."""
+
+    archived: bool
+    stamp: Hashable
 
 
 class PlanTransaction(Protocol):
@@ -48,6 +73,19 @@ class PlanTransaction(Protocol):
 
 
 class PlanStore(Protocol):
+    def describe(self) -> str:
+        """Where the plans are, for people: a folder, or a URL without its password."""
+        ...
+
+    def prepare(self) -> None:
+        """Make the store ready to write (create the layout or the schema); raise
+        StorageError naming the place when it cannot be."""
+        ...
+
+    def close(self) -> None:
+        """Release connections, watches and threads. The store is not used after."""
+        ...
+
     def active_plans(self) -> list[str]:
         """Names of plans in progress, oldest first."""
         ...
@@ -55,7 +93,16 @@ class PlanStore(Protocol):
     def archived_plans(self) -> list[str]: ...
 
     def is_archived(self, name: str) -> bool:
-        """True if in done/, False if active; raises PlanNotFound otherwise."""
+        """True if archived, False if active; raises PlanNotFound otherwise."""
+        ...
+
+    def location(self, name: str) -> str:
+        """Where the plan is, as this backend names it (`done/<name>` for files,
+        `postgresql://host/db#<name>` for the database). Raises PlanNotFound."""
+        ...
+
+    def title(self, name: str) -> str:
+        """The plan's title (plan.md's first heading), cheaply. Raises PlanNotFound."""
         ...
 
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
@@ -80,20 +127,109 @@ class PlanStore(Protocol):
     def transaction(self, name: str) -> AbstractContextManager[PlanTransaction]: ...
 
     def archive(self, name: str, check: PlanArchiveCheck) -> str:
-        """Move the plan to the archive under its lock after `check` passes."""
+        """Archive the plan under its lock after `check` passes."""
         ...
 
-    def plan_versions(self) -> dict[str, object]:
-        """Every plan (active and archived) with a cheap version value that changes
-        whenever the plan may have changed, on this process or another: for watchers."""
+    def plan_versions(self) -> dict[str, PlanVersion]:
+        """Every plan (active and archived) with a version that changes whenever the
+        plan may have changed, on this process or another: for watchers that poll."""
         ...
 
-    def watch_roots(self) -> list[str]:
-        """Folders an OS file watcher can watch for every change to the plans (none:
-        the backend has no such folders, and watchers poll plan_versions)."""
+
+# -- optional abilities ---------------------------------------------------------------
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
+        """Names of plans that may have changed, as soon as the backend learns of it.
+        Yields (maybe an empty set) at least every `wait` seconds, so that the caller can
+        compare plan_versions (a change made before the feed began) and see `stop`; ends
+        when `stop` is set. Raises StorageError when it cannot watch: the caller polls."""
         ...
 
-    def plans_of(self, paths: Iterable[str]) -> set[str]:
-        """The plans that changed files among `paths` (as a watcher of watch_roots names
-        them), with nothing that is not a plan's content (locks, temp files)."""
+
+@runtime_checkable
+class Recoverable(Protocol):
+    def recover(self) -> list[str]:
+        """Repair what a crash or a hand edit left (never fatal). Returns one line per
+        thing done or left, for the server's log."""
         ...
+
+
+@runtime_checkable
+class SharedSessions(Protocol):
+    def edit_session(self, key: str) -> AbstractContextManager[dict[str, Any]]:
+        """The stored state of one client session (an empty dict when new), saved when
+        the block ends without an error. Edits of one key are serialised across every
+        server sharing the store; sessions unused for long are forgotten."""
+        ...
+
+
+@runtime_checkable
+class PlanFolders(Protocol):
+    def plan_folder(self, name: str) -> Path:
+        """The plan's folder on this machine. Raises PlanNotFound."""
+        ...
+
+
+@dataclass
+class PlanRecord:
+    """One plan exactly as stored, for copying between stores."""
+
+    name: str
+    archived: bool
+    plan_md: str
+    high_water: int  # the highest id ever issued (ids are never reused)
+    tasks: dict[int, bytes] = field(default_factory=dict)  # id -> the stored JSON document, as is
+
+
+@runtime_checkable
+class Copyable(Protocol):
+    def export_plans(self) -> Iterator[PlanRecord]:
+        """Every plan, active and archived, oldest first."""
+        ...
+
+    def import_plan(self, record: PlanRecord) -> bool:
+        """Store the plan as given. False when it is already stored exactly so (nothing
+        is written); raises PlanExists when a different plan has that name."""
+        ...
+
+
+# -- choosing a backend ---------------------------------------------------------------
+
+DATABASE_SCHEMES = ("postgresql", "postgres")
+MEMORY_URL = "memory:"
+
+
+def is_database_url(url: str) -> bool:
+    return urlsplit(url).scheme in DATABASE_SCHEMES
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ***: safe to print."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def open_store(url: str | Path, *, lock_timeout: float | None = None) -> PlanStore:
+    """The store a `--store` value names: a path or `file:` URL (the file store),
+    `memory:` (in-memory, this process only), `postgresql://…` (the database). Nothing
+    is created or connected until the store is used (`prepare` checks that it can be)."""
+    text = str(url)
+    if is_database_url(text):
+        from .stores.postgres import PostgresStore
+
+        return PostgresStore(text) if lock_timeout is None else PostgresStore(text, lock_timeout=lock_timeout)
+    if text == MEMORY_URL or text.startswith(MEMORY_URL + "//"):
+        from .stores.memory import MemoryStore
+
+        return MemoryStore()
+    from .stores.files import FileStore
+
+    path = Path(urlsplit(text).path) if text.startswith("file:") else Path(text)
+    return FileStore(path) if lock_timeout is None else FileStore(path, lock_timeout=lock_timeout)

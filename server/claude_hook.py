@@ -33,10 +33,10 @@ import filelock
 
 from planning_core import FileStore, Planner
 from planning_core.actions import created_plan_name
-from planning_core.atomicfile import replace_many
+from planning_core.stores.files.atomicfile import replace_many
 from planning_core.errors import InvalidPlanName
 from planning_core.names import check_plan_name
-from planning_core.regularfile import UnreadableFile, read_regular
+from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 from planning_core.render import active_plans_block
 from planning_core.session import ReminderClock, round_reminders
 

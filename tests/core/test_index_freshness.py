@@ -1,4 +1,4 @@
-"""The plan index (planning_core/foldercache.py) never serves stale data: whatever changed
+"""The plan index (planning_core/stores/files/foldercache.py) never serves stale data: whatever changed
 a task file since the last read shows on the next call, with no wait in between. Real
 files; the other writer is a real second process."""
 
@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner, fswatch
+from planning_core import FileStore, Planner
+from planning_core.stores.files import fswatch
 
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = """
 import sys
-from planning_core import FileStore, Planner, fswatch
+from planning_core import FileStore, Planner
+from planning_core.stores.files import fswatch
 Planner(FileStore(sys.argv[1])).update_task(sys.argv[2], int(sys.argv[3]), subject=sys.argv[4])
 """
 

@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from planning_core.taskfiles import MAX_TASK_FILE_BYTES
+from planning_core.stores.files.taskfiles import MAX_TASK_FILE_BYTES
 from tests.support.mcp import text_of
 from tests.support.procs import child_env, console_script, run_cli, serving
 from tests.support.raw_stdio import RawStdio

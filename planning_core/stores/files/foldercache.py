@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import fswatch
-from .errors import PlanNotFound, PlanUnreadable
-from .models import CorruptFile, Task
+from ...errors import PlanNotFound, PlanUnreadable
+from ...models import CorruptFile, Task
 from .regularfile import UnreadableFile, read_regular
 from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .errors import CorruptTask, TaskNotFound
-from .models import Task
-from .names import MAX_TASK_ID
+from ...errors import CorruptTask, TaskNotFound
+from ...models import Task
+from ...names import MAX_TASK_ID
 from .regularfile import UnreadableFile, read_regular
 
 # Wider than the names the store writes, so a stray one (task_0.json, task_07.json, an id

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomicfile
-from .errors import (
+from ...errors import (
     ArchiveExists,
     PlanArchived,
     PlanBusy,
@@ -25,13 +25,13 @@ from .errors import (
     PlanNotFound,
     StorageError,
 )
-from .filetxn import FileTransaction
+from .txn import FileTransaction
 from .foldercache import FolderCache
-from .models import PlanSnapshot, PlanSummary, Task, summarize
-from .names import check_plan_name
+from ...models import PlanSnapshot, PlanSummary, Task, summarize
+from ...names import check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
-from .store import PlanArchiveCheck
+from ...store import PlanArchiveCheck
 from .taskfiles import (
     HIGHWATERMARK,
     LOCK,
