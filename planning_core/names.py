@@ -153,3 +153,10 @@ def parse_task_ids(values: object) -> list[int]:
 
 def today() -> str:
     return dt.date.today().isoformat()
+
+
+def plan_title(plan_md: str, name: str) -> str:
+    """A plan's title, the one rule for every store: plan.md's first line when it is a
+    `# ` heading (at most 1,000 characters of it), else the plan's name."""
+    first = plan_md.partition("\n")[0][:1000]
+    return first[2:].strip() if first.startswith("# ") else name

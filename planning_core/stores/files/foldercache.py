@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from . import fswatch
 from ...errors import PlanNotFound, PlanUnreadable
 from ...models import CorruptFile, Task
+from ...names import plan_title
 from .regularfile import UnreadableFile, read_regular
 from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
 
@@ -68,6 +69,13 @@ class FolderCache:
     def watching(self) -> bool:
         """Whether changes are learnt from the OS (else: a stat per file per read)."""
         return self._watcher is not None and self._watcher.available
+
+    def close(self) -> None:
+        with self._lock:
+            if self._watcher is not None:
+                self._watcher.close()
+            self._watcher = None
+            self._folders.clear()
 
     def forget(self, path: Path) -> None:
         with self._lock:
@@ -136,8 +144,7 @@ class FolderCache:
             head = read_regular(path / PLAN_MD, TITLE_BYTES, "plan.md", st, head=True)
         except (OSError, UnreadableFile):  # a folder, FIFO or unreadable file where plan.md should be
             return path.name
-        first = head.decode("utf-8", errors="replace").partition("\n")[0][:1000]
-        title = first[2:].strip() if first.startswith("# ") else path.name
+        title = plan_title(head.decode("utf-8", errors="replace"), path.name)
         with self._lock:
             cache.title = (key, title)
             cache.memo.clear()

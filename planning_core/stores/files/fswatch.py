@@ -25,6 +25,7 @@ import struct
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 IN_MODIFY = 0x002
@@ -70,11 +71,21 @@ class Watcher:
         self._paths: dict[int, Path] = {}
         self._wds: dict[Path, int] = {}
         self.fd = -1
+        self._close: Callable[[], object] | None = None
         if _LIBC is not None:
             fd = int(_LIBC.inotify_init1(IN_NONBLOCK | IN_CLOEXEC))
             if fd >= 0:
                 self.fd = fd
-                weakref.finalize(self, os.close, fd)
+                self._close = weakref.finalize(self, os.close, fd)
+
+    def close(self) -> None:
+        """Give the inotify instance back now (else when the watcher is collected)."""
+        if self._close is not None:
+            with self._lock:
+                self._close()
+                self.fd = -1
+                self._paths.clear()
+                self._wds.clear()
 
     @property
     def available(self) -> bool:

@@ -11,6 +11,7 @@ import errno
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ...errors import (
     PlanBusy,
     PlanExists,
     PlanNotFound,
+    PlanningError,
     StorageError,
 )
 from .txn import FileTransaction
@@ -31,7 +33,7 @@ from ...models import PlanSnapshot, PlanSummary, Task, summarize
 from ...names import check_plan_name
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
-from ...store import PlanArchiveCheck
+from ...store import PlanArchiveCheck, PlanRecord, PlanVersion
 from .taskfiles import (
     HIGHWATERMARK,
     LOCK,
@@ -43,6 +45,8 @@ from .taskfiles import (
 )
 
 DEFAULT_LOCK_TIMEOUT = 10.0
+STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
+DEBOUNCE_MS = 200  # ... or at most this long after its first event
 STAGING_PREFIX = ".staging-"
 
 
@@ -57,6 +61,15 @@ class FileStore:
         self.cache = FolderCache()
 
     # -- setup ---------------------------------------------------------------
+
+    def describe(self) -> str:
+        return str(self.root)
+
+    def prepare(self) -> None:
+        self.ensure_writable()
+
+    def close(self) -> None:
+        self.cache.close()
 
     def ensure_writable(self) -> None:
         """Create the layout; raise StorageError if the root cannot be written."""
@@ -103,17 +116,45 @@ class FileStore:
     def is_archived(self, name: str) -> bool:
         return self._folder(name)[1]
 
-    def plan_versions(self) -> dict[str, object]:
-        versions: dict[str, object] = {}
-        for folder in (self.todo, self.done):
+    def location(self, name: str) -> str:
+        return f"{self.done.name if self.is_archived(name) else self.todo.name}/{name}"
+
+    def plan_folder(self, name: str) -> Path:
+        return self._folder(name)[0]
+
+    def title(self, name: str) -> str:
+        return self.cache.title(self._folder(name)[0])
+
+    def plan_versions(self) -> dict[str, PlanVersion]:
+        versions: dict[str, PlanVersion] = {}
+        for folder, archived in ((self.todo, False), (self.done, True)):
             for name in self._list(folder):
                 with contextlib.suppress(OSError):
                     st = (folder / name).stat()
-                    versions[name] = (folder.name, st.st_mtime_ns, st.st_ino)
+                    versions[name] = PlanVersion(archived, (st.st_mtime_ns, st.st_ino))
         return versions
 
-    def watch_roots(self) -> list[str]:
-        return [str(self.root)]
+    def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
+        """The OS tells of every change under the root (inotify, FSEvents, ...), within
+        STEP_MS of the last event of a burst; nothing runs while nothing changes. A plan
+        file edited in place moves no folder version: the names come from the paths."""
+        from watchfiles import watch  # imported here: pollers need nothing of it
+
+        try:
+            for batch in watch(
+                self.root,
+                watch_filter=None,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                rust_timeout=int(wait * 1000),
+                yield_on_timeout=True,
+                stop_event=stop,
+                recursive=True,
+                ignore_permission_denied=True,
+            ):
+                yield self.plans_of(path for _, path in batch)
+        except (OSError, RuntimeError) as e:  # no watches left, a file system the OS cannot watch
+            raise StorageError(f"watching {self.root}", str(e)) from None
 
     def plans_of(self, paths: Iterable[str]) -> set[str]:
         names: set[str] = set()
@@ -263,6 +304,34 @@ class FileStore:
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed += 1
         return removed
+
+    def recover(self) -> list[str]:
+        """After a crash: drop abandoned PlanCreate staging folders and temp files, drop
+        links to tasks that have no file, mirror blocks from blockedBy. Never fatal."""
+        lines: list[str] = []
+        self.clean_staging()
+        for name in self.active_plans():
+            try:
+                repaired = self.repair(name)
+            except (PlanningError, OSError) as e:
+                lines.append(f"could not check plan {name}: {e}")
+                continue
+            if repaired.dropped:
+                links = "; ".join(f"#{t} -> {', '.join(f'#{m}' for m in ms)}" for t, ms in repaired.dropped.items())
+                lines.append(f"plan {name}: dropped links to tasks that have no file: {links}")
+            if repaired.blocks:
+                lines.append(f"plan {name}: repaired blocks of tasks {repaired.blocks}")
+        return lines
+
+    def export_plans(self) -> Iterator[PlanRecord]:
+        from .copying import export_plans
+
+        return export_plans(self)
+
+    def import_plan(self, record: PlanRecord) -> bool:
+        from .copying import import_plan
+
+        return import_plan(self, record)
 
     def repair(self, name: str) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no
