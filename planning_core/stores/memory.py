@@ -1,0 +1,366 @@
+"""The in-memory store: the reference implementation of the seam, for fast tests.
+
+Everything lives in this process and is gone when it ends. Its semantics are the file
+store's: one writer per plan (a lock with the same timeout, then PlanBusy), changes
+staged and applied only when the transaction's block ends without an exception, ids
+never reused (a high-water mark per plan), archiving a state, the same plan names.
+Each task is kept as the JSON document the file store would write (Task.to_json) and
+read back from it, so what a reader gets is what a file would give, extra fields and
+key order included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import (
+    PlanArchived,
+    PlanBusy,
+    PlanExists,
+    PlanNotFound,
+    StorageError,
+    TaskIdsExhausted,
+    TaskNotFound,
+)
+from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
+from ..names import MAX_TASK_ID, check_plan_name, plan_title
+from ..store import PlanArchiveCheck, PlanRecord, PlanVersion
+from .files.store import DEFAULT_LOCK_TIMEOUT, _suffixed
+from .files.taskfiles import derive_blocks
+
+LOCATION_PREFIX = "memory:#"
+SESSION_IDLE_SECONDS = 24 * 3600.0  # a session unused this long is forgotten
+
+
+def _parse(name: str, task_id: int, doc: bytes) -> Task:
+    try:
+        task = Task.model_validate(json.loads(doc))
+    except (ValueError, ValidationError, RecursionError) as e:
+        raise StorageError(f"plan {name}", f"task {task_id} is not a valid task document ({e})") from None
+    if task.id != task_id:
+        raise StorageError(f"plan {name}", f"task {task_id}'s document has id {task.id}")
+    return task
+
+
+@dataclass
+class _Plan:
+    plan_md: str
+    archived: bool = False
+    high_water: int = 0
+    tasks: dict[int, Task] = field(default_factory=dict)  # read from docs; never changed in place
+    docs: dict[int, bytes] = field(default_factory=dict)  # id -> the stored JSON document
+    version: int = 0  # bumped on every write: PlanVersion's stamp, and the memo's key
+    writer: threading.Lock = field(default_factory=threading.Lock)
+    memo: dict[str, tuple[int, Any]] = field(default_factory=dict)
+
+    def keep(self, name: str, task_id: int, doc: bytes) -> None:
+        self.tasks[task_id] = _parse(name, task_id, doc)
+        self.docs[task_id] = doc
+
+
+class MemoryTransaction:
+    """The PlanTransaction of the memory store: staged changes over the plan as committed."""
+
+    def __init__(self, name: str, plan: _Plan, store: MemoryStore) -> None:
+        self.name = name
+        self.plan = plan
+        self._store = store
+        self._staged: dict[int, Task | None] = {}
+        self._high = max(plan.high_water, max(plan.tasks, default=0))
+        self._issued = False
+
+    def get(self, task_id: int) -> Task:
+        if task_id in self._staged:
+            staged = self._staged[task_id]
+        else:
+            with self._store._cond:
+                staged = self.plan.tasks.get(task_id)
+        if staged is None:
+            raise TaskNotFound(self.name, [task_id])
+        return staged.clone()
+
+    def exists(self, task_id: int) -> bool:
+        if task_id in self._staged:
+            return self._staged[task_id] is not None
+        with self._store._cond:
+            return task_id in self.plan.tasks
+
+    def next_id(self) -> int:
+        if self._high + 1 > MAX_TASK_ID:
+            raise TaskIdsExhausted(self.name, MAX_TASK_ID)  # the file store's limit, kept alike
+        self._high += 1
+        self._issued = True
+        return self._high
+
+    def put(self, task: Task) -> None:
+        self._staged[task.id] = task.clone()
+
+    def delete(self, task_id: int) -> None:
+        self._staged[task_id] = None
+
+    def snapshot(self) -> PlanSnapshot:
+        snap = self._store._snapshot(self.name, self.plan, copy_tasks=True)
+        for task_id, task in self._staged.items():
+            if task is None:
+                snap.tasks.pop(task_id, None)
+            else:
+                snap.tasks[task_id] = task.clone()
+        snap.tasks = dict(sorted(snap.tasks.items()))
+        derive_blocks(snap.tasks)
+        return snap
+
+    def all_completed(self) -> bool:
+        with self._store._cond:
+            committed = list(self.plan.tasks.values())
+        staged = [t for t in self._staged.values() if t is not None]
+        rest = [t for t in committed if t.id not in self._staged]
+        return all(t.status is TaskStatus.COMPLETED for t in (*staged, *rest))
+
+    def commit(self) -> None:
+        if not self._staged and not self._issued:
+            return  # nothing written: no version moves, nobody is told
+        # Each task read back from its document, as a file store's reader would get it.
+        docs = {i: t.to_json().encode() for i, t in self._staged.items() if t is not None}
+        tasks = {i: _parse(self.name, i, doc) for i, doc in docs.items()}
+        with self._store._cond:
+            plan = self.plan
+            for i in self._staged:
+                if i in docs:
+                    plan.tasks[i], plan.docs[i] = tasks[i], docs[i]
+                else:
+                    plan.tasks.pop(i, None)
+                    plan.docs.pop(i, None)
+            plan.high_water = max(plan.high_water, self._high)
+            self._store._touch(plan)
+
+
+class MemoryStore:
+    """Plans in a dict of this process (see the module docstring)."""
+
+    def __init__(self, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.lock_timeout = lock_timeout
+        # One condition guards every plan's committed state; the change feed waits on it.
+        self._cond = threading.Condition(threading.Lock())
+        self._plans: dict[str, _Plan] = {}
+        self._seq = 0  # bumped on every write of any plan
+        self._sessions: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._session_locks: dict[str, threading.Lock] = {}
+
+    # -- setup -----------------------------------------------------------------
+
+    def describe(self) -> str:
+        return "memory: (this process only)"
+
+    def prepare(self) -> None:
+        pass  # nothing to create
+
+    def close(self) -> None:
+        pass  # nothing held: no connections, watches or threads
+
+    # -- plans -------------------------------------------------------------------
+
+    def _get(self, name: str) -> _Plan:
+        check_plan_name(name)
+        with self._cond:
+            plan = self._plans.get(name)
+        if plan is None:
+            raise PlanNotFound(name, self.active_plans())
+        return plan
+
+    def _names(self, archived: bool) -> list[str]:
+        with self._cond:
+            return sorted(n for n, p in self._plans.items() if p.archived is archived)
+
+    def _touch(self, plan: _Plan) -> None:
+        """Record a write of `plan` (the caller holds _cond) and wake the change feeds."""
+        plan.version += 1
+        plan.memo.clear()
+        self._seq += 1
+        self._cond.notify_all()
+
+    def active_plans(self) -> list[str]:
+        return self._names(False)
+
+    def archived_plans(self) -> list[str]:
+        return self._names(True)
+
+    def is_archived(self, name: str) -> bool:
+        return self._get(name).archived
+
+    def location(self, name: str) -> str:
+        self._get(name)
+        return f"{LOCATION_PREFIX}{name}"
+
+    def title(self, name: str) -> str:
+        return plan_title(self._get(name).plan_md, name)
+
+    def plan_versions(self) -> dict[str, PlanVersion]:
+        with self._cond:
+            return {n: PlanVersion(p.archived, p.version) for n, p in self._plans.items()}
+
+    def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
+        """The names written since the last yield; an empty set after `wait` s of quiet."""
+        with self._cond:
+            seen = {n: p.version for n, p in self._plans.items()}
+            seq = self._seq
+        while not stop.is_set():
+            with self._cond:
+                deadline = time.monotonic() + wait
+                while self._seq == seq and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(left)
+                now = {n: p.version for n, p in self._plans.items()}
+                seq = self._seq
+            yield {n for n, v in now.items() if seen.get(n) != v}
+            seen = now
+
+    # -- reading -------------------------------------------------------------------
+
+    def read_plan_md(self, name: str) -> str:
+        return self._get(name).plan_md
+
+    def _snapshot(self, name: str, plan: _Plan, *, copy_tasks: bool) -> PlanSnapshot:
+        with self._cond:
+            tasks = {i: t.clone() if copy_tasks else t for i, t in sorted(plan.tasks.items())}
+            archived = plan.archived
+        derive_blocks(tasks)  # blockedBy is the truth, as in the file store (repairs by copy)
+        return PlanSnapshot.model_construct(
+            name=name, title=plan_title(plan.plan_md, name), archived=archived, tasks=tasks, corrupt=[]
+        )
+
+    def snapshot(self, name: str) -> PlanSnapshot:
+        return self._snapshot(name, self._get(name), copy_tasks=True)
+
+    def _memo(self, plan: _Plan, key: str, make: Any) -> Any:
+        with self._cond:
+            version = plan.version
+            hit = plan.memo.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = make()
+        with self._cond:
+            if plan.version == version:  # only if nothing was written while it was made
+                plan.memo[key] = (version, value)
+        return value
+
+    def view(self, name: str) -> PlanSnapshot:
+        """snapshot() sharing the stored tasks (never changed in place): callers must not
+        change them. Made once per version of the plan."""
+        plan = self._get(name)
+
+        def make() -> PlanSnapshot:
+            snap = self._snapshot(name, plan, copy_tasks=False)
+            snap.keep_summary()
+            return snap
+
+        view: PlanSnapshot = self._memo(plan, "view", make)
+        return view
+
+    def summary(self, name: str) -> PlanSummary:
+        plan = self._get(name)
+
+        def make() -> PlanSummary:
+            with self._cond:
+                tasks, archived = list(plan.tasks.values()), plan.archived
+            return summarize(name, plan_title(plan.plan_md, name), archived, tasks, 0)
+
+        summary: PlanSummary = self._memo(plan, "summary", make)
+        return summary
+
+    def get_task(self, name: str, task_id: int) -> Task:
+        plan = self._get(name)
+        with self._cond:
+            task = plan.tasks.get(task_id)
+        if task is None:
+            raise TaskNotFound(name, [task_id])
+        return task.clone()
+
+    # -- writing ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self, name: str) -> Iterator[MemoryTransaction]:
+        plan = self._get(name)
+        if plan.archived:
+            raise PlanArchived(name)
+        # Not reentrant, like the file store's flock: a nested transaction of one plan waits.
+        if not plan.writer.acquire(timeout=self.lock_timeout):
+            raise PlanBusy(name, self.lock_timeout)
+        try:
+            if plan.archived:  # archived while we waited for its lock
+                raise PlanArchived(name)
+            txn = MemoryTransaction(name, plan, self)
+            yield txn
+            txn.commit()
+        finally:
+            plan.writer.release()
+
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+        plan = _Plan(plan_md=plan_md, high_water=max((t.id for t in tasks), default=0))
+        for t in tasks:
+            plan.keep(f"{date}-{slug}", t.id, t.to_json().encode())
+        with self._cond:
+            for n in range(1, 1000):
+                name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
+                if name not in self._plans:
+                    self._plans[name] = plan
+                    self._touch(plan)
+                    return name
+        raise PlanExists(f"{date}-{slug}")
+
+    def archive(self, name: str, check: PlanArchiveCheck) -> str:
+        with self.transaction(name) as txn:
+            check(txn.snapshot())
+            with self._cond:
+                txn.plan.archived = True
+                self._touch(txn.plan)
+        return name
+
+    # -- copying (Copyable) ------------------------------------------------------------
+
+    def export_plans(self) -> Iterator[PlanRecord]:
+        with self._cond:
+            plans = sorted(self._plans.items())
+            records = [PlanRecord(n, p.archived, p.plan_md, p.high_water, dict(p.docs)) for n, p in plans]
+        yield from records
+
+    def import_plan(self, record: PlanRecord) -> bool:
+        check_plan_name(record.name)
+        plan = _Plan(plan_md=record.plan_md, archived=record.archived, high_water=record.high_water)
+        for task_id, doc in sorted(record.tasks.items()):
+            plan.keep(record.name, task_id, bytes(doc))
+        with self._cond:
+            old = self._plans.get(record.name)
+            if old is not None:
+                same = (old.archived, old.plan_md, old.high_water, old.docs)
+                if same == (plan.archived, plan.plan_md, plan.high_water, plan.docs):
+                    return False
+                raise PlanExists(record.name)
+            self._plans[record.name] = plan
+            self._touch(plan)
+        return True
+
+    # -- sessions (SharedSessions) -------------------------------------------------------
+
+    @contextlib.contextmanager
+    def edit_session(self, key: str) -> Iterator[dict[str, Any]]:
+        with self._cond:
+            lock = self._session_locks.setdefault(key, threading.Lock())
+        with lock:
+            now = time.monotonic()
+            with self._cond:
+                for k, (used, _) in list(self._sessions.items()):
+                    if now - used > SESSION_IDLE_SECONDS:
+                        del self._sessions[k]
+                stored = self._sessions.get(key, (now, {}))[1]
+            state = copy.deepcopy(stored)  # a block that fails leaves the stored state as it was
+            yield state
+            with self._cond:
+                self._sessions[key] = (time.monotonic(), copy.deepcopy(state))
