@@ -1,0 +1,72 @@
+"""`planning-mcp copy --from SRC --to DST`: every plan, active and archived, from one
+store into another (files <-> PostgreSQL, or files -> files), through
+planning_core.copy. One line per plan and a summary line on stdout.
+
+Exit codes: 0 every plan is in the target (copied now or already identical); 2 a plan
+was refused (a different plan of that name is in the target), or a store cannot be
+used (a source folder that does not exist, a database that does not answer, a store
+that cannot copy). Store URLs are printed with their password replaced by ***."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+from planning_core import PlanningError
+from planning_core.copy import PlanCopy, copy_plans
+from planning_core.store import PlanStore, open_store, redact
+from planning_core.stores.files import FileStore
+
+STORE_HELP = "a folder or file: URL (the file store), or postgresql://USER:PASSWORD@HOST/DB"
+
+
+def add_copy_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "copy",
+        help="copy every plan (active and archived) from one store to another; never overwrites a plan",
+    )
+    c.add_argument("--from", dest="copy_from", required=True, metavar="SRC", help=f"where the plans are: {STORE_HELP}")
+    c.add_argument("--to", dest="copy_to", required=True, metavar="DST", help=f"where they go: {STORE_HELP}")
+
+
+def run_copy(args: argparse.Namespace) -> int:
+    from .cli import CONFIG_ERROR  # cli imports this module: import at call time
+
+    urls: list[str] = [args.copy_from, args.copy_to]
+    stores: list[PlanStore] = []
+    try:
+        src = open_store(args.copy_from)
+        stores.append(src)
+        dst = open_store(args.copy_to)
+        stores.append(dst)
+        if isinstance(src, FileStore) and not src.root.is_dir():
+            print(f"planning-mcp: no planning folder at {src.root} to copy from", file=sys.stderr)
+            return CONFIG_ERROR
+        if not isinstance(src, FileStore):
+            src.prepare()  # a database: connect (and find its schema) before reading it
+        dst.prepare()
+        report = copy_plans(src, dst, on_plan=_print_plan)
+    except (PlanningError, OSError) as e:
+        print(f"planning-mcp: {_scrub(str(e), urls)}", file=sys.stderr)
+        return CONFIG_ERROR
+    finally:
+        for store in stores:
+            store.close()
+    print(_scrub(report.summary(), urls), flush=True)
+    return CONFIG_ERROR if report.refused else 0
+
+
+def _print_plan(done: PlanCopy) -> None:
+    print(done.line(), flush=True)
+
+
+def _scrub(text: str, urls: list[str]) -> str:
+    """`text` with every URL's password hidden, however a driver's message quoted it."""
+    for url in urls:
+        text = text.replace(url, redact(url))
+        password = urlsplit(url).password
+        if password:
+            text = text.replace(password, "***")
+    return text
