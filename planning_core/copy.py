@@ -76,9 +76,10 @@ class CopyReport:
 
     def summary(self) -> str:
         counts = f"{len(self.copied)} copied, {len(self.identical)} already identical, {len(self.refused)} refused"
-        line = f"{len(self.plans)} plans from {self.source} to {self.target}: {counts}"
+        noun = "plan" if len(self.plans) == 1 else "plans"
+        line = f"{len(self.plans)} {noun} from {self.source} to {self.target}: {counts}"
         if self.refused:
-            line += f" ({', '.join(self.refused)}: nothing of them was written)"
+            line += f"; refused, the target's own left as they are: {', '.join(self.refused)}"
         return line
 
 
