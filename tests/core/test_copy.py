@@ -171,3 +171,18 @@ def test_an_empty_source_copies_nothing(tmp_path: Path) -> None:
     store: PlanStore = files_store(tmp_path / "empty")
     report = copy_plans(store, MemoryStore())
     assert report.plans == [] and "0 plans" in report.summary()
+
+
+def test_a_record_never_writes_outside_the_target(tmp_path: Path) -> None:
+    """A record comes from another store, maybe a hand-edited database: its name must be
+    a plan name and its ids task ids before anything reaches a path."""
+    from planning_core.errors import InvalidPlanName, StorageError
+    from planning_core.store import PlanRecord
+
+    target = files_store(tmp_path / "dst")
+    with pytest.raises(InvalidPlanName):
+        target.import_plan(PlanRecord("../../escaped", False, "# x\n", 0, {}))
+    with pytest.raises(StorageError, match="task id 0 is out of range"):
+        target.import_plan(PlanRecord(f"{PLAN_DATE}-bad-id", False, "# x\n", 0, {0: b"{}"}))
+    assert not (tmp_path / "escaped").exists()
+    assert os.listdir(target.todo) == [] and os.listdir(target.done) == []

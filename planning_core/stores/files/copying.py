@@ -67,17 +67,18 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
         atomicfile.write_synced(staging / HIGHWATERMARK, f"{wanted.high_water}\n".encode())
         atomicfile.write_synced(staging / LOCK, b"")
         atomicfile.fsync_dir(staging)
-        if _already(store, wanted):  # another copy got there while we staged
+        # Another copy may have got there while we staged; and rename() would replace an
+        # empty folder of that name, so one that appeared is looked at first.
+        if any(os.path.lexists(f / name) for f in (store.todo, store.done)) and _already(store, wanted):
             return False
         try:
-            # rename() would replace an empty folder of that name: _already saw none.
             os.rename(staging, target)
         except OSError as e:
-            if e.errno in (errno.EEXIST, errno.ENOTEMPTY) and _already(store, wanted):
+            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            if _already(store, wanted):
                 return False
-            if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                raise PlanExists(name) from None
-            raise
+            raise PlanExists(name) from None
         atomicfile.fsync_dir(target.parent)
         if target.parent != store.todo:
             atomicfile.fsync_dir(store.todo)  # the staging entry left todo/
