@@ -7,6 +7,7 @@ tool error, so it is written for a model that must recover on its own.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 
 def _ids(ids: Iterable[int]) -> str:
@@ -241,3 +242,74 @@ class TodoInvalid(InvalidInput):
 class CompletionRefused(PlanningError):
     """A TaskCompleted event hook refused the completion (exit 2 or timeout); the
     message carries the hook's own explanation. The task was left as it was."""
+
+
+# -- the database store (planning_core/stores/postgres) ------------------------------------
+
+
+class DatabaseUnreachable(StorageError):
+    """No connection to the database could be made: nothing was sent, nothing changed.
+    `where` names the host, port and database, never the password."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        PlanningError.__init__(
+            self,
+            f"Cannot reach the PostgreSQL database {where}: {reason}. Nothing was changed; check that "
+            "the database server is running and reachable and that the store URL is right, then try again.",
+        )
+
+
+class DatabaseLost(StorageError):
+    """The connection broke during a call. `outcome` says what became of the change:
+    "applied", "not applied", "unknown" (lost while committing) or "read" (a read: no
+    change). The server reconnects by itself when the database is back."""
+
+    OUTCOMES: ClassVar[dict[str, str]] = {
+        "applied": "The change WAS applied: do not repeat it; check with TaskGet/TaskList.",
+        "not applied": "The change was NOT applied; it is safe to retry once the database is back.",
+        "unknown": (
+            "It is UNKNOWN whether the change was applied (the connection was lost while committing it): "
+            "check with TaskGet/TaskList before retrying."
+        ),
+        "read": (
+            "Nothing was changed by this read; try again in a moment. If this call made a change "
+            "(PlanCreate), check with PlanList/TaskList whether it was saved before retrying."
+        ),
+    }
+
+    def __init__(self, where: str, doing: str, outcome: str, reason: str) -> None:
+        self.outcome = outcome
+        PlanningError.__init__(
+            self,
+            f"The connection to the PostgreSQL database {where} was lost while {doing} ({reason}). "
+            + self.OUTCOMES[outcome],
+        )
+
+
+class DatabaseRefused(StorageError):
+    """The database answered with an error (not a lost connection): the transaction
+    was rolled back."""
+
+    def __init__(self, where: str, doing: str, reason: str) -> None:
+        PlanningError.__init__(
+            self,
+            f"The PostgreSQL database {where} refused {doing}: {reason}. Nothing was changed; "
+            "check the server's log and the store user's rights (a full disk, a read-only replica).",
+        )
+
+
+class DatabaseSchemaNewer(StorageError):
+    def __init__(self, where: str, found: int, known: int) -> None:
+        PlanningError.__init__(
+            self,
+            f"The PostgreSQL database {where} has planning schema version {found}, newer than this "
+            f"server's {known}. Nothing was changed; upgrade planning-mcp on this machine.",
+        )
+
+
+class SessionBusy(PlanningError):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"This session's state is busy: another call of the same session has held it for over "
+            f"{seconds:g}s. Nothing was changed; try again in a moment."
+        )

@@ -1,0 +1,105 @@
+"""The PostgreSQL store's half of `Copyable`: every plan out as a PlanRecord, and a
+PlanRecord in as a plan, exactly (the task documents are stored as their text, so what
+comes in goes out byte for byte).
+
+Each plan is read in one REPEATABLE READ transaction (its row and its tasks from one
+snapshot) and written in one transaction (all or nothing). Task documents are text: a
+record whose document is not UTF-8, or holds a NUL (which PostgreSQL text cannot), is
+refused whole rather than stored changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+
+from ...errors import PlanBusy, PlanExists, StorageError
+from ...names import MAX_TASK_ID, check_plan_name
+from ...store import PlanRecord
+from .db import Conn, Database
+from .schema import CHANNEL, PLANS, TASKS
+
+
+def export_plans(db: Database) -> Iterator[PlanRecord]:
+    """Every plan, active and archived, oldest first (names begin with their date)."""
+    listed = db.read("listing plans", lambda c: c.execute(f"SELECT name FROM {PLANS} ORDER BY name").fetchall())
+    names = [str(r[0]) for r in listed]
+    for name in names:
+        record = db.read(f"copying plan {name}", lambda c, n=name: _read(c, n))  # type: ignore[misc]
+        if record is not None:
+            yield record
+
+
+def _read(conn: Conn, name: str) -> PlanRecord | None:
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _read_in(conn, name)
+
+
+def _texts(record: PlanRecord) -> dict[int, str]:
+    texts: dict[int, str] = {}
+    for task_id, data in sorted(record.tasks.items()):
+        if not 1 <= task_id <= MAX_TASK_ID:
+            raise StorageError(f"the plan {record.name}", f"task id {task_id} is out of range 1..{MAX_TASK_ID}")
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            text = "\0"
+        if "\0" in text:
+            raise StorageError(
+                f"the plan {record.name}", f"task {task_id}'s document is not UTF-8 text, which the database keeps"
+            )
+        texts[task_id] = text
+    return texts
+
+
+def import_plan(db: Database, record: PlanRecord, lock_timeout: float) -> bool:
+    """Store the plan as recorded. False when a plan of that name is stored exactly so
+    (nothing written); PlanExists when a different one is (nothing written)."""
+    name = check_plan_name(record.name)
+    if not 0 <= record.high_water <= MAX_TASK_ID:
+        raise StorageError(f"the plan {name}", f"high-water mark {record.high_water} is out of range")
+    texts = _texts(record)
+    high = max(record.high_water, *texts, 0)
+    wanted = PlanRecord(name, record.archived, record.plan_md, high, {i: t.encode() for i, t in texts.items()})
+
+    def begin(conn: Conn) -> PlanRecord | None:
+        conn.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout * 1000)}ms'")
+        try:
+            conn.execute(f"SELECT 1 FROM {PLANS} WHERE name = %s FOR UPDATE", (name,))
+        except psycopg.errors.LockNotAvailable:
+            raise PlanBusy(name, lock_timeout) from None
+        return _read_in(conn, name)
+
+    with db.write(f"copying plan {name} in", begin) as (conn, have):
+        if have is not None:
+            if have == wanted:
+                return False
+            raise PlanExists(name)
+        row = conn.execute(
+            f"INSERT INTO {PLANS} (name, plan_md, archived, archived_at, high_water) "
+            "VALUES (%s, %s, %s, CASE WHEN %s THEN now() END, %s) ON CONFLICT (name) DO NOTHING RETURNING name",
+            (name, wanted.plan_md, wanted.archived, wanted.archived, high),
+        ).fetchone()
+        if row is None:  # another copy inserted it after our lock found nothing: compare with it
+            if _read_in(conn, name) == wanted:
+                return False
+            raise PlanExists(name)
+        if texts:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {TASKS} (plan, id, doc, written_in) VALUES (%s, %s, %s, 1)",
+                    [(name, i, t) for i, t in texts.items()],
+                )
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
+    return True
+
+
+def _read_in(conn: Conn, name: str) -> PlanRecord | None:
+    """The plan as stored, read in the caller's transaction."""
+    row = conn.execute(f"SELECT archived, plan_md, high_water FROM {PLANS} WHERE name = %s", (name,)).fetchone()
+    if row is None:
+        return None
+    tasks = conn.execute(f"SELECT id, doc FROM {TASKS} WHERE plan = %s ORDER BY id", (name,)).fetchall()
+    return PlanRecord(name, bool(row[0]), str(row[1]), int(row[2]), {int(i): str(d).encode() for i, d in tasks})

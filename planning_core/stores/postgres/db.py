@@ -1,0 +1,197 @@
+"""Connections to the database, and what a lost one means for the call that used it.
+
+A pool (psycopg_pool, sync: the core runs in worker threads) hands out autocommit
+connections, each checked on checkout, so connections killed by `pg_terminate_backend` or
+a server restart are replaced rather than failing the next call. Transactions are spelt
+out (BEGIN ... COMMIT) so that the one place where a lost connection leaves the outcome
+unknown, the COMMIT, is told apart from the others:
+
+- no connection to be had: DatabaseUnreachable (nothing was sent);
+- lost before COMMIT was sent: the server rolls back; "not applied". The opening of a
+  write (BEGIN, the plan's row lock) is retried once on a fresh connection: nothing of
+  the caller's had been sent yet;
+- lost during COMMIT: "unknown", never retried (the change may be committed);
+- lost during a read: retried once on a fresh connection (a read changes nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import TupleRow
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ...errors import DatabaseLost, DatabaseRefused, DatabaseUnreachable, StorageError
+
+Conn = psycopg.Connection[TupleRow]
+T = TypeVar("T")
+
+POOL_MAX = 10  # connections per store: the server's worker threads share them
+CHECKOUT_TIMEOUT = 5.0  # seconds a call waits for a connection before "unreachable"
+DIAGNOSE_TIMEOUT = 3  # seconds for the direct connect that finds out why
+# Defaults for what the URL does not set: a link cut silently (no RST) fails a call in
+# about 10 s instead of the kernel's 15 minutes of retransmissions.
+CONNECT_DEFAULTS: dict[str, Any] = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+    "application_name": "planning-mcp",
+}
+# SQLSTATEs that mean the connection is gone: class 08, and the server shutting it
+# (57P01 admin_shutdown: pg_terminate_backend or a fast shutdown; 57P02 crash; 57P03 starting).
+LOST_STATES = ("57P01", "57P02", "57P03")
+
+
+def is_lost(conn: Conn | None, error: BaseException) -> bool:
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = error.sqlstate or ""
+    return (conn is not None and (conn.broken or conn.closed)) or state.startswith("08") or state in LOST_STATES
+
+
+def reason_of(error: BaseException, password: str | None) -> str:
+    """psycopg's message on one line, without the password should it ever appear."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text.replace(password, "***") if password else text
+
+
+class Database:
+    """The pool of one store, and the rules above. `where` names it for people."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as e:
+            raise StorageError("the database URL", reason_of(e, None)) from None
+        self.password = str(params["password"]) if params.get("password") else None
+        host = str(params.get("host") or "localhost")
+        dbname = params.get("dbname") or params.get("user") or "(default)"
+        self.where = f"{dbname} on {host}:{params.get('port') or 5432}"
+        self.kwargs = {k: v for k, v in CONNECT_DEFAULTS.items() if k not in params}
+        self._pool: ConnectionPool[Conn] | None = None
+        self._lock = threading.Lock()
+
+    # -- connections -------------------------------------------------------------------
+
+    def connect(self, **extra: Any) -> Conn:
+        """A connection of its own (migrations, the change feed's LISTEN); autocommit."""
+        try:
+            return psycopg.connect(self.url, autocommit=True, **{**self.kwargs, **extra})
+        except psycopg.OperationalError as e:
+            raise DatabaseUnreachable(self.where, reason_of(e, self.password)) from None
+
+    def pool(self) -> ConnectionPool[Conn]:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=POOL_MAX,
+                    kwargs={"autocommit": True, **self.kwargs},
+                    check=ConnectionPool.check_connection,
+                    timeout=CHECKOUT_TIMEOUT,
+                    name="planning-mcp",
+                    open=False,
+                )
+                self._pool.open(wait=False)
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def unreachable(self) -> DatabaseUnreachable:
+        """Why no connection can be had: one direct attempt tells (refused, unknown host,
+        bad password), else the pool was exhausted."""
+        try:
+            self.connect(connect_timeout=DIAGNOSE_TIMEOUT).close()
+        except DatabaseUnreachable as e:
+            return e
+        return DatabaseUnreachable(self.where, f"all {POOL_MAX} connections stayed busy for {CHECKOUT_TIMEOUT:g}s")
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Conn]:
+        pool = self.pool()
+        try:
+            conn = pool.getconn()
+        except PoolTimeout:
+            raise self.unreachable() from None
+        try:
+            yield conn
+        finally:
+            pool.putconn(conn)
+
+    def lost(self, doing: str, outcome: str, error: BaseException) -> DatabaseLost:
+        return DatabaseLost(self.where, doing, outcome, reason_of(error, self.password))
+
+    # -- reads and writes ----------------------------------------------------------------
+
+    def read(self, doing: str, run: Callable[[Conn], T]) -> T:
+        """run(conn), retried once on a fresh connection if the first one was lost."""
+        for attempt in (1, 2):
+            with self.connection() as conn:
+                try:
+                    return run(conn)
+                except psycopg.OperationalError as e:
+                    if not is_lost(conn, e):
+                        raise DatabaseRefused(self.where, doing, reason_of(e, self.password)) from None
+                    if attempt == 2:
+                        raise self.lost(doing, "read", e) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextlib.contextmanager
+    def write(self, doing: str, begin: Callable[[Conn], T]) -> Iterator[tuple[Conn, T]]:
+        """One transaction: BEGIN, begin(conn) (e.g. take a row lock), the block, COMMIT.
+        An exception from the block rolls back. See the module docstring for failures."""
+        for attempt in (1, 2):
+            with self.connection() as conn:
+                try:
+                    conn.execute("BEGIN")
+                    opened = begin(conn)
+                except psycopg.OperationalError as e:
+                    _rollback(conn)
+                    if is_lost(conn, e) and attempt == 1:
+                        continue  # nothing of the caller's was sent: a fresh connection may do
+                    raise self._refused(conn, doing, e) from None
+                except BaseException:
+                    _rollback(conn)
+                    raise
+                try:
+                    yield conn, opened
+                except psycopg.Error as e:
+                    _rollback(conn)
+                    raise self._refused(conn, doing, e) from None
+                except BaseException:
+                    _rollback(conn)
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except psycopg.Error as e:
+                    if is_lost(conn, e):
+                        raise self.lost(doing, "unknown", e) from None
+                    _rollback(conn)
+                    raise self._refused(conn, doing, e) from None
+                return
+
+    def _refused(self, conn: Conn, doing: str, error: psycopg.Error) -> StorageError:
+        """The transaction did not commit: lost (not applied), or refused by the server."""
+        if is_lost(conn, error):
+            return self.lost(doing, "not applied", error)
+        return DatabaseRefused(self.where, doing, reason_of(error, self.password))
+
+
+def _rollback(conn: Conn) -> None:
+    with contextlib.suppress(psycopg.Error):
+        if not conn.broken and not conn.closed:
+            conn.execute("ROLLBACK")

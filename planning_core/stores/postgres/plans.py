@@ -1,0 +1,137 @@
+"""Reading a plan's tasks from the database, kept parsed per store between writes.
+
+Each plan row has a version bumped by every write, and each task row the version that
+last wrote it (`written_in`). A read first asks for the plan's version (one small row);
+when it is the version already parsed, nothing more is read. Otherwise one query brings
+every task id and the documents written since the parsed version (all of them the first
+time), so a change by another server costs one document, not the whole plan.
+
+The version is read before the tasks. The tasks may then be newer than that version
+(a write committed in between), never older: the parse is labelled with the older
+version, and the next read fetches again what changed after it. Nothing stale is served.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...models import CorruptFile, Task
+from ..files.taskfiles import task_filename
+from .db import Conn
+from .schema import PLANS, TASKS
+
+
+def parse_task(doc: str, task_id: int) -> Task | str:
+    """The task, or why its document cannot be read. TEMPORARY: the same rule as
+    taskfiles.read_task's (which reads a file first); to become taskfiles.parse_task."""
+    try:
+        task = Task.model_validate(json.loads(doc))
+    except (ValueError, ValidationError, RecursionError) as e:
+        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
+    if task.id != task_id:
+        return f"its id field is {task.id}, not {task_id}"
+    return task
+
+
+def parsed(task_id: int, doc: str) -> Task | CorruptFile:
+    loaded = parse_task(doc, task_id)
+    if isinstance(loaded, Task):
+        return loaded
+    return CorruptFile(task_id=task_id, file=task_filename(task_id), reason=loaded)
+
+
+@dataclass(frozen=True)
+class Head:
+    """The plan row, without its tasks."""
+
+    name: str
+    archived: bool
+    version: int
+    high_water: int
+    title_text: str  # plan.md's first 1,000 characters: all names.plan_title looks at
+
+
+HEAD = f"SELECT name, archived, version, high_water, left(plan_md, 1000) FROM {PLANS} WHERE name = %s"
+
+
+def head_of(row: tuple[Any, ...] | None) -> Head | None:
+    if row is None:
+        return None
+    return Head(str(row[0]), bool(row[1]), int(row[2]), int(row[3]), str(row[4]))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A plan's tasks as of `version` (or a little newer). Never changed once made."""
+
+    version: int
+    entries: dict[int, Task | CorruptFile]  # by id, in id order
+    memo: dict[str, Any] = field(default_factory=dict)  # what is derived, made once
+
+    @property
+    def tasks(self) -> dict[int, Task]:
+        return {i: e for i, e in self.entries.items() if isinstance(e, Task)}
+
+    @property
+    def corrupt(self) -> list[CorruptFile]:
+        return [e for e in self.entries.values() if isinstance(e, CorruptFile)]
+
+    def with_changes(self, version: int, changes: dict[int, Task | CorruptFile | None]) -> Parsed:
+        entries = dict(self.entries)
+        for i, e in changes.items():
+            if e is None:
+                entries.pop(i, None)
+            else:
+                entries[i] = e
+        return Parsed(version, dict(sorted(entries.items())))
+
+
+class PlanCache:
+    """The parsed tasks of each plan this store has read, shared by its threads."""
+
+    def __init__(self) -> None:
+        self._plans: dict[str, Parsed] = {}
+        self._lock = threading.Lock()
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            self._plans.pop(name, None)
+
+    def get(self, name: str) -> Parsed | None:
+        with self._lock:
+            return self._plans.get(name)
+
+    def keep(self, name: str, fresh: Parsed) -> None:
+        with self._lock:
+            kept = self._plans.get(name)
+            if kept is None or kept.version <= fresh.version:
+                self._plans[name] = fresh
+
+    def load(self, conn: Conn, head: Head) -> Parsed:
+        """The plan's tasks as of head.version or newer: from the cache when it is there."""
+        kept = self.get(head.name)
+        if kept is not None and kept.version >= head.version:
+            return kept  # newer is as good: a write of ours committed since the head was read
+        since = kept.version if kept is not None else -1
+        rows = conn.execute(
+            f"SELECT id, CASE WHEN written_in > %s THEN doc END FROM {TASKS} WHERE plan = %s ORDER BY id",
+            (since, head.name),
+        ).fetchall()
+        old = kept.entries if kept is not None and since >= 0 else {}
+        entries: dict[int, Task | CorruptFile] = {}
+        for task_id, doc in rows:
+            if doc is not None:
+                entries[task_id] = parsed(task_id, doc)
+            elif task_id in old:
+                entries[task_id] = old[task_id]
+            else:  # not written since, yet not parsed before: cannot happen; read it whole
+                self.forget(head.name)
+                return self.load(conn, head)
+        fresh = Parsed(head.version, entries)
+        self.keep(head.name, fresh)
+        return fresh

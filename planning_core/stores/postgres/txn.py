@@ -1,0 +1,122 @@
+"""The PostgreSQL store's PlanTransaction.
+
+It runs inside one database transaction that began by locking the plan's row
+(`SELECT ... FOR UPDATE`): every server on every host that writes the plan takes that
+lock first, so while we hold it the committed tasks are the plan, and everything read
+here (through the store's parsed cache, brought up to the locked version) is current.
+Changes are staged and written by `flush` at the end, with the version bump and the
+NOTIFY, in the same transaction: all of them commit, or none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...errors import CorruptTask, TaskIdsExhausted, TaskNotFound
+from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
+from ...names import MAX_TASK_ID
+from ..files.taskfiles import derive_blocks
+from .db import Conn
+from .plans import Head, Parsed, parsed
+from .schema import CHANNEL, PLANS, TASKS
+
+if TYPE_CHECKING:
+    from .store import PostgresStore
+
+
+class PostgresTransaction:
+    def __init__(self, store: PostgresStore, conn: Conn, head: Head, tasks: Parsed) -> None:
+        self.name = head.name
+        self._store = store
+        self._conn = conn
+        self._head = head
+        self._parsed = tasks
+        self._staged: dict[int, Task | None] = {}
+        self._high = max(head.high_water, max(tasks.entries, default=0))
+        self._issued = False
+        self.archiving = False  # set by PostgresStore.archive: the flush marks the plan archived
+
+    def _committed(self, task_id: int) -> Task:
+        entry = self._parsed.entries.get(task_id)
+        if entry is None:
+            raise TaskNotFound(self.name, [task_id])
+        if isinstance(entry, CorruptFile):
+            raise CorruptTask(self.name, task_id, entry.file, entry.reason)
+        return entry
+
+    def get(self, task_id: int) -> Task:
+        if task_id in self._staged:
+            staged = self._staged[task_id]
+            if staged is None:
+                raise TaskNotFound(self.name, [task_id])
+            return staged.clone()
+        return self._committed(task_id).clone()
+
+    def exists(self, task_id: int) -> bool:
+        if task_id in self._staged:
+            return self._staged[task_id] is not None
+        return task_id in self._parsed.entries
+
+    def next_id(self) -> int:
+        if self._high + 1 > MAX_TASK_ID:
+            raise TaskIdsExhausted(self.name, MAX_TASK_ID)  # the file store's limit, kept alike
+        self._high += 1
+        self._issued = True
+        return self._high
+
+    def put(self, task: Task) -> None:
+        self._staged[task.id] = task.clone()
+
+    def delete(self, task_id: int) -> None:
+        self._staged[task_id] = None
+
+    def snapshot(self) -> PlanSnapshot:
+        tasks = {i: t.clone() for i, t in self._parsed.tasks.items()}
+        for task_id, task in self._staged.items():
+            if task is None:
+                tasks.pop(task_id, None)
+            else:
+                tasks[task_id] = task.clone()
+        tasks = dict(sorted(tasks.items()))
+        corrupt = [c for c in self._parsed.corrupt if c.task_id not in self._staged]
+        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
+        return PlanSnapshot.model_construct(
+            name=self.name, title=self._store.title_of(self._head), archived=False, tasks=tasks, corrupt=corrupt
+        )
+
+    def all_completed(self) -> bool:
+        for task_id, entry in self._parsed.entries.items():
+            if task_id in self._staged:
+                continue
+            if not isinstance(entry, Task) or entry.status is not TaskStatus.COMPLETED:
+                return False  # an unreadable task is not known to be done
+        return all(t.status is TaskStatus.COMPLETED for t in self._staged.values() if t is not None)
+
+    def flush(self) -> Parsed | None:
+        """Write what was staged (still inside the transaction); the parsed tasks as of the
+        new version, for the cache once committed. None when there was nothing to write."""
+        if not self._staged and not self._issued and not self.archiving:
+            return None  # nothing written: no version moves, nobody is told
+        version = self._head.version + 1
+        docs = {i: t.to_json() for i, t in self._staged.items() if t is not None}
+        gone = [i for i, t in self._staged.items() if t is None]
+        conn = self._conn
+        if docs:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {TASKS} (plan, id, doc, written_in) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (plan, id) DO UPDATE SET doc = EXCLUDED.doc, written_in = EXCLUDED.written_in",
+                    [(self.name, i, doc, version) for i, doc in docs.items()],
+                )
+        if gone:
+            conn.execute(f"DELETE FROM {TASKS} WHERE plan = %s AND id = ANY(%s)", (self.name, gone))
+        archived = ", archived = true, archived_at = now()" if self.archiving else ""
+        conn.execute(
+            f"UPDATE {PLANS} SET version = %s, high_water = greatest(high_water, %s){archived} WHERE name = %s",
+            (version, self._high, self.name),
+        )
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.name))  # delivered at COMMIT
+        # Each task as a reader will get it: parsed back from the document written.
+        changes: dict[int, Task | CorruptFile | None] = {i: parsed(i, doc) for i, doc in docs.items()}
+        changes.update(dict.fromkeys(gone))
+        return self._parsed.with_changes(version, changes)
