@@ -1,4 +1,4 @@
-"""The dependency rules, on a lazily loaded graph.
+"""The dependency rules, on a lazily loaded graph, and when a task may be started.
 
 Only the tasks a rule actually visits are read, so a write stays cheap however
 large the plan grows. `blockedBy` is the source of truth; `blocks` mirrors it.
@@ -6,12 +6,56 @@ large the plan grows. `blockedBy` is the source of truth; `blocks` mirrors it.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from .errors import CorruptTask, PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
 
 Lookup = Callable[[int], Task]
+Clock = Callable[[], dt.datetime]
+"""The time a rule compares leases with: the server's UTC clock (tests pass their own)."""
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def stamp(moment: dt.datetime) -> str:
+    """A stored time, as createdAt: `2026-05-28T09:00:00Z` (whole seconds, UTC)."""
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def lease_end(moment: dt.datetime, seconds: int) -> str:
+    """When a lease of `seconds` taken at `moment` runs out, rounded up to the second:
+    a lease lasts at least what was asked (a 1 s lease never ends at once)."""
+    end = moment + dt.timedelta(seconds=seconds)
+    if end.microsecond:
+        end = end.replace(microsecond=0) + dt.timedelta(seconds=1)
+    return stamp(end)
+
+
+def _parse_time(text: str) -> dt.datetime | None:
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def lease_expired(task: Task, now: dt.datetime) -> bool:
+    """A claim whose lease ran out: in progress, with an expiry that has passed. Another
+    owner may take it. A claim without a lease never expires, and neither does one whose
+    expiry cannot be read (a hand edit): a claim must not lapse by a guess."""
+    if task.status is not TaskStatus.IN_PROGRESS or not task.lease_expires_at:
+        return False
+    until = _parse_time(task.lease_expires_at)
+    return until is not None and now >= until
+
+
+def can_start(task: Task, now: dt.datetime) -> bool:
+    """Not yet started, or started under a lease that ran out (claimable)."""
+    return task.status is TaskStatus.PENDING or lease_expired(task, now)
 
 
 def path_via_blockers(start: int, goal: int, lookup: Lookup) -> list[int] | None:
@@ -113,13 +157,16 @@ def open_blockers_by_task(snap: PlanSnapshot) -> dict[int, list[int]]:
     }
 
 
-def ready_ids(snap: PlanSnapshot) -> list[int]:
+def ready_ids(snap: PlanSnapshot, now: dt.datetime | None = None) -> list[int]:
     statuses = plan_statuses(snap)
-    return [i for i, t in sorted(snap.tasks.items()) if is_ready(t, statuses)]
+    at = now or utc_now()
+    return [i for i, t in sorted(snap.tasks.items()) if is_ready(t, statuses, at)]
 
 
-def is_ready(task: Task, statuses: Mapping[int, TaskStatus]) -> bool:
-    return task.status is TaskStatus.PENDING and not any(blocker_open(b, statuses) for b in task.blocked_by)
+def is_ready(task: Task, statuses: Mapping[int, TaskStatus], now: dt.datetime | None = None) -> bool:
+    """The one definition of ready, for every view: can be started (pending, or a claim
+    whose lease ran out) and no blocker open."""
+    return can_start(task, now or utc_now()) and not any(blocker_open(b, statuses) for b in task.blocked_by)
 
 
 def is_blocked(task: Task, statuses: Mapping[int, TaskStatus]) -> bool:
@@ -133,15 +180,16 @@ def blocked_ids(snap: PlanSnapshot) -> list[int]:
     return [i for i, t in sorted(snap.tasks.items()) if is_blocked(t, statuses)]
 
 
-def newly_ready(task: Task, get: Lookup) -> list[Task]:
+def newly_ready(task: Task, get: Lookup, now: dt.datetime | None = None) -> list[Task]:
     """The tasks `task` blocks that can start now. Only its neighbours are read; one that
     cannot be read is skipped (nobody can say it is ready), never a reason to refuse."""
     ready = []
+    at = now or utc_now()
     for d in task.blocks:
         try:
             dep = get(d)
             # blockedBy is the truth: a stale `blocks` entry must not name a task as unblocked.
-            if task.id in dep.blocked_by and dep.status is TaskStatus.PENDING and not open_blockers(dep, get):
+            if task.id in dep.blocked_by and can_start(dep, at) and not open_blockers(dep, get):
                 ready.append(dep)
         except PlanningError:
             continue

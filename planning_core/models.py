@@ -71,6 +71,7 @@ class TaskPatch:
     remove_blocked_by: TaskIdsArg | None = None
     remove_blocks: TaskIdsArg | None = None
     metadata: dict[str, Any] | None = None  # merged into the task's; a key set to None is removed
+    lease_seconds: int | None = None  # a claim's lease (update.py: the claim rules)
 
 
 def problem_line(where: str, message: str) -> str:
@@ -116,6 +117,11 @@ class Task(_Camel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
+    # A claim's lease (TaskUpdate leaseSeconds; the rules are update.py's): its length, and
+    # when it runs out, in UTC like createdAt. Left out of the file when there is none, so a
+    # task without a lease is stored exactly as before, by every store.
+    lease_seconds: int = Field(default=0, exclude_if=lambda v: not v)
+    lease_expires_at: str = Field(default="", exclude_if=lambda v: not v)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy

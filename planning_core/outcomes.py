@@ -26,6 +26,7 @@ class TaskRow(_Out):
     status: str
     owner: str = Field(default="", exclude_if=_empty)
     blocked_by: list[int] = Field(default_factory=list, description="open blockers", exclude_if=_empty)
+    claimable: bool = Field(default=False, description="in progress, its lease ran out", exclude_if=_empty)
 
 
 class PlanCreated(_Out):

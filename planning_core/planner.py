@@ -66,8 +66,9 @@ class Planner:
     """The rules of plans and tasks over a store. Holds no per-session state:
     callers pass the session's current plan in."""
 
-    def __init__(self, store: PlanStore) -> None:
+    def __init__(self, store: PlanStore, clock: graph.Clock = graph.utc_now) -> None:
         self.store = store
+        self.clock = clock  # what leases are measured by (update.py); tests pass their own
 
     def resolve(self, plan: str | None, current: str | None = None) -> str:
         return queries.resolve_plan(self.store, plan, current)
@@ -222,10 +223,13 @@ class Planner:
 
     def update_task(self, plan: str, task_id: Any, patch: TaskPatch | None = None, **changes: Any) -> TaskChange:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
-        transaction: dependencies, then fields, then status and owner."""
+        transaction: dependencies, then fields, then status, owner and lease. The lease's
+        clock is read inside the transaction, so the claim is judged at the moment it
+        holds the plan."""
         tid = parse_task_id(task_id)
         p, edges = update.checked(patch if patch is not None else TaskPatch(**changes))
         with self.store.transaction(plan) as txn:
+            now = self.clock()
             work = update.Work(txn)
             task = work.get(tid)
             if p.status == "deleted":
@@ -234,7 +238,7 @@ class Planner:
             update.apply_edges(txn, plan, task, edges, work.get)
             update.apply_fields(task, p)
             change = TaskChange(task_id=tid, plan=plan, task=task)
-            started, completed = update.apply_status(plan, task, p, work.get)
+            started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
             change.changed = update.changed_fields(before, task)
             if not change.changed:
@@ -242,9 +246,9 @@ class Planner:
                     return change
                 # This task's lists already named the link (stale), its neighbour's did not.
                 change.changed = edges.fields()
-            work.write(_now())
+            work.write(graph.stamp(now))
             if change.completed:
-                change.unblocked = graph.newly_ready(task, work.get)
+                change.unblocked = graph.newly_ready(task, work.get, now)
                 change.all_done = txn.all_completed()
         return change
 
@@ -275,4 +279,4 @@ class Planner:
         limit: int | None = None,
         cursor: str | None = None,
     ) -> TaskPage:
-        return queries.list_tasks(self.store, plan, status, owner, limit, cursor)
+        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +23,7 @@ class TaskPage(BaseModel):
     unreadable: list[CorruptFile]
     next_cursor: str | None = None
     open_blockers: dict[int, list[int]] = Field(default_factory=dict)
+    claimable: list[int] = Field(default_factory=list, description="page tasks in progress whose lease ran out")
 
 
 def resolve_plan(store: PlanStore, plan: str | None, current: str | None = None) -> str:
@@ -53,7 +55,10 @@ def list_tasks(
     owner: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    now: dt.datetime | None = None,
 ) -> TaskPage:
+    """`now`: the time leases are judged at (the planner's clock; default the server's)."""
+    at = now or graph.utc_now()
     if status is not None and status not in LIST_STATUSES:
         raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
     if limit is None:
@@ -76,7 +81,7 @@ def list_tasks(
     # a page of a big plan costs its own rows, not the plan's.
     for task_id in ids[bisect.bisect_right(ids, after) :]:
         t = snap.tasks[task_id]
-        if status == "ready" and not graph.is_ready(t, statuses):
+        if status == "ready" and not graph.is_ready(t, statuses, at):
             continue
         if status == "blocked" and not graph.is_blocked(t, statuses):
             continue
@@ -104,4 +109,5 @@ def list_tasks(
             for t in page
             if t.status is not TaskStatus.COMPLETED
         },
+        claimable=[t.id for t in page if graph.lease_expired(t, at)],
     )

@@ -5,7 +5,7 @@ Formats marked "exact" in the contract are produced here and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
@@ -18,11 +18,11 @@ ACTIVE_PLANS_HEADER = "# Active Plans"
 SUMMARY_HEADER = "[Session Plan] Active tasks:"
 SUMMARY_MAX_TASKS = 20
 MARKS = {TaskStatus.COMPLETED: "[x]", TaskStatus.IN_PROGRESS: "[>]", TaskStatus.PENDING: "[ ]"}
+# A claim whose lease ran out (graph.lease_expired): any owner may take the task now.
+CLAIMABLE_MARK = "[lease expired: claimable]"
 
 
-def render_plan_md(
-    title: str, analysis: str, approach: str, steps: Sequence[str], tasks: Sequence[Task]
-) -> str:
+def render_plan_md(title: str, analysis: str, approach: str, steps: Sequence[str], tasks: Sequence[Task]) -> str:
     if steps:
         step_lines = [f"{i}. {s}" for i, s in enumerate(steps, start=1)]
     elif tasks:
@@ -91,13 +91,16 @@ def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:
     return "\n".join(out)
 
 
-def task_line(task: Task, open_blockers: Sequence[int] = ()) -> str:
-    """`#<id> [<status>] <subject>` + ` (<owner>)` + ` [blocked by #a, #b]` (exact)."""
+def task_line(task: Task, open_blockers: Sequence[int] = (), claimable: bool = False) -> str:
+    """`#<id> [<status>] <subject>` + ` (<owner>)` + ` [blocked by #a, #b]` (exact), and
+    CLAIMABLE_MARK last when its lease ran out."""
     line = f"#{task.id} [{task.status.value}] {escape(task.subject)}"
     if task.owner:
         line += f" ({escape(task.owner)})"
     if open_blockers:
         line += " [blocked by " + ", ".join(f"#{b}" for b in open_blockers) + "]"
+    if claimable:
+        line += " " + CLAIMABLE_MARK
     return line
 
 
@@ -112,18 +115,21 @@ def task_board(
     unreadable: Sequence[CorruptFile] = (),
     next_cursor: str | None = None,
     line_of: Callable[[int], str] | None = None,
+    claimable: Collection[int] = (),
 ) -> str:
-    """`line_of`: each task's task_line by id, where the caller has them already."""
+    """`line_of`: each task's task_line by id, where the caller has them already;
+    `claimable`: the ids whose lease ran out (TaskPage.claimable)."""
     lines = [f"{summary.name} {progress_tag(summary)}"]
     rows: list[tuple[int, str]] = [
-        (t.id, line_of(t.id) if line_of else task_line(t, open_blockers.get(t.id, ()))) for t in tasks
+        (t.id, line_of(t.id) if line_of else task_line(t, open_blockers.get(t.id, ()), t.id in claimable))
+        for t in tasks
     ]
     rows += [(c.task_id, corrupt_line(c)) for c in unreadable]
     lines += [text for _, text in sorted(rows)]
     if not tasks and not unreadable:
         lines.append("(no tasks match)")
     if next_cursor:
-        lines.append(f"More tasks: call TaskList with cursor=\"{next_cursor}\" for the next page.")
+        lines.append(f'More tasks: call TaskList with cursor="{next_cursor}" for the next page.')
     return "\n".join(lines)
 
 
@@ -136,11 +142,12 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         f"Status: {task.status.value}",
         f"Owner: {escape(task.owner) or 'none'}",
     ]
+    if task.lease_seconds:
+        lines.append(f"Lease: {task.lease_seconds:,} s, until {escape(task.lease_expires_at)}")
     if task.active_form:
         lines.append(f"Active form: {escape(task.active_form)}")
     lines += [
-        f"Blocked by: {ids(task.blocked_by)}"
-        + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
+        f"Blocked by: {ids(task.blocked_by)}" + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
         f"Blocks: {ids(task.blocks)}",
     ]
     if task.metadata:

@@ -1,8 +1,18 @@
 """TaskUpdate, by concern: the patch checked, then the task's dependencies, its fields,
-and its status and owner, each on the tasks one transaction has read (Work)."""
+and its status, owner and lease, each on the tasks one transaction has read (Work).
+
+Leases: a claim (`status=in_progress`, `owner`) may carry `leaseSeconds`. While the lease
+runs, another owner is refused (ClaimConflict) as with any claim; every update that names
+the owner renews it for the same length; once it has run out the task is claimable
+(graph.lease_expired: TaskList's `ready` includes it) and another owner may take it, which
+is recorded in the task's metadata (CLAIM_HISTORY). Leaving in_progress, or dropping the
+owner, ends the lease. Times are the server's UTC clock: servers sharing a store must
+have clocks that agree to well within a lease. A claim without a lease is as it always
+was: it holds until its owner (or anyone) changes it."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +38,10 @@ from .models import (
     TaskStatus,
     metadata_size,
 )
+
+MAX_LEASE_SECONDS = 86_400  # a day: a longer claim is better held without a lease
+CLAIM_HISTORY = "claimHistory"  # the metadata key of the hand-overs after a lease ran out
+CLAIM_HISTORY_KEPT = 5  # the last few; older entries are dropped
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,7 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
         active_form=text(p.active_form, "activeForm", MAX_SHORT_TEXT),
         owner=text(p.owner, "owner", MAX_SHORT_TEXT),
         metadata=validate.metadata(p.metadata) if p.metadata is not None else None,
+        lease_seconds=_lease_seconds(p.lease_seconds, p.owner),
     )
     edges = Edges(
         add_blocked_by=validate.edges(p.add_blocked_by, "addBlockedBy"),
@@ -94,6 +109,18 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
         remove_blocks=validate.edges(p.remove_blocks, "removeBlocks"),
     )
     return fields, edges
+
+
+def _lease_seconds(value: object, owner: str | None) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LEASE_SECONDS:
+        raise InvalidInput(f"leaseSeconds must be a whole number from 1 to {MAX_LEASE_SECONDS:,}.")
+    if not owner:
+        raise InvalidInput(
+            "leaseSeconds belongs to a claim: send it with owner (and status='in_progress'). Nothing was changed."
+        )
+    return value
 
 
 def apply_edges(txn: Any, plan: str, task: Task, edges: Edges, get: graph.Lookup) -> None:
@@ -141,30 +168,104 @@ def apply_fields(task: Task, p: TaskPatch) -> None:
             raise InvalidInput(f"metadata would exceed {MAX_METADATA_BYTES // 1024} KB; store less.")
 
 
-def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup) -> tuple[bool, bool]:
-    """The status change (a start needs every blocker done), then the owner: claiming a
-    task already in progress under someone else is refused. (started, completed)."""
+def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datetime) -> tuple[bool, bool]:
+    """The claim (another owner is refused while the task is in progress under a claim,
+    or taken over once its lease ran out), the status change (a start needs every blocker
+    done), the owner, then the lease. (started, completed)."""
     started = completed = False
+    _claim(plan, task, p, get, now)
     if p.status is not None and p.status != task.status.value:
         new = TaskStatus(p.status)
         if new is TaskStatus.IN_PROGRESS:
-            try:
-                blockers = graph.open_blockers(task, get)
-            except CorruptTask as e:
-                raise BlockerUnreadable(plan, task.id, e) from None
-            if blockers:
-                raise TaskBlocked(task.id, blockers)
+            _check_blockers(plan, task, get)
         task.status = new
         started, completed = new is TaskStatus.IN_PROGRESS, new is TaskStatus.COMPLETED
-    elif p.status == TaskStatus.IN_PROGRESS.value and p.owner and task.owner and p.owner != task.owner:
-        raise ClaimConflict(task.id, task.owner)
     if p.owner is not None:
         task.owner = p.owner
+    _apply_lease(task, p, now)
     return started, completed
 
 
-_TRACKED = ("subject", "description", "active_form", "status", "owner", "blocked_by", "blocks", "metadata")
-_FIELD_NAMES = {"active_form": "activeForm", "blocked_by": "blockedBy"}
+def _claim(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datetime) -> None:
+    """Another owner for a task in progress under `task.owner`. Without a lease only a
+    claim (status=in_progress) is refused, as always; a new owner alone is a reassignment.
+    Under a lease, any change of owner that keeps the task in progress is refused while the
+    lease runs (a stale owner's renewal must not take it back), and is a hand-over once it
+    has run out."""
+    if task.status is not TaskStatus.IN_PROGRESS or not p.owner or not task.owner or p.owner == task.owner:
+        return
+    if task.lease_seconds and p.status in (None, TaskStatus.IN_PROGRESS.value):
+        if not graph.lease_expired(task, now):
+            raise ClaimConflict(task.id, task.owner)
+        _check_blockers(plan, task, get)  # taking it over is starting it: the same rule
+        _record_handover(task, p.owner, now)
+    elif p.status == TaskStatus.IN_PROGRESS.value:
+        raise ClaimConflict(task.id, task.owner)
+
+
+def _check_blockers(plan: str, task: Task, get: graph.Lookup) -> None:
+    try:
+        blockers = graph.open_blockers(task, get)
+    except CorruptTask as e:
+        raise BlockerUnreadable(plan, task.id, e) from None
+    if blockers:
+        raise TaskBlocked(task.id, blockers)
+
+
+def _apply_lease(task: Task, p: TaskPatch, now: dt.datetime) -> None:
+    """A task in progress under an owner keeps its lease; `leaseSeconds` sets its length,
+    and an update naming the owner (a claim, a take-over, a heartbeat) starts it afresh.
+    Any other task holds none."""
+    if task.status is not TaskStatus.IN_PROGRESS or not task.owner:
+        if p.lease_seconds is not None:
+            raise InvalidInput(
+                f"leaseSeconds belongs to a claim, and task #{task.id} would not be in progress "
+                "under an owner. Nothing was changed."
+            )
+        task.lease_seconds, task.lease_expires_at = 0, ""
+        return
+    if p.lease_seconds is not None:
+        task.lease_seconds = p.lease_seconds
+    if task.lease_seconds > 0 and p.owner == task.owner:
+        task.lease_expires_at = graph.lease_end(now, task.lease_seconds)
+
+
+def _record_handover(task: Task, new_owner: str, now: dt.datetime) -> None:
+    """Append {owner, expiredAt, takenAt, by} to metadata.claimHistory, keeping the last
+    CLAIM_HISTORY_KEPT and dropping older entries while the metadata would exceed its
+    bound. When not even this one fits beside the task's own metadata, it is not kept:
+    the bound holds, and the take-over itself is never refused for its record."""
+    entry = {"owner": task.owner, "expiredAt": task.lease_expires_at, "takenAt": graph.stamp(now), "by": new_owner}
+    past = task.metadata.get(CLAIM_HISTORY)
+    history = [*(past if isinstance(past, list) else []), entry][-CLAIM_HISTORY_KEPT:]
+    rest = {k: v for k, v in task.metadata.items() if k != CLAIM_HISTORY}
+    while history:
+        metadata = {**rest, CLAIM_HISTORY: history}
+        if metadata_size(metadata) <= MAX_METADATA_BYTES:
+            task.metadata = metadata
+            return
+        history = history[1:]
+    task.metadata = rest
+
+
+_TRACKED = (
+    "subject",
+    "description",
+    "active_form",
+    "status",
+    "owner",
+    "blocked_by",
+    "blocks",
+    "metadata",
+    "lease_seconds",
+    "lease_expires_at",
+)
+_FIELD_NAMES = {
+    "active_form": "activeForm",
+    "blocked_by": "blockedBy",
+    "lease_seconds": "leaseSeconds",
+    "lease_expires_at": "leaseExpiresAt",
+}
 
 
 def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:

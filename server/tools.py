@@ -26,6 +26,7 @@ from planning_core.outcomes import (
     TodoListed,
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
+from planning_core.update import MAX_LEASE_SECONDS
 
 from . import sdk
 from .state import AppState, app_state, session_key
@@ -194,10 +195,12 @@ def register(server: MCPServer[AppState]) -> None:
         removeBlockedBy: TaskIds | None = None,
         removeBlocks: TaskIds | None = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="merged; a key set to null is removed")] = None,
+        leaseSeconds: Annotated[StrictInt | None, Field(ge=1, le=MAX_LEASE_SECONDS)] = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
-        dependencies."""
+        dependencies. A claim with leaseSeconds expires unless an update naming the owner renews
+        it; an expired claim is listed as ready and another owner may take it."""
         patch = TaskPatch(
             status=status,
             subject=subject,
@@ -209,6 +212,7 @@ def register(server: MCPServer[AppState]) -> None:
             remove_blocked_by=removeBlockedBy,
             remove_blocks=removeBlocks,
             metadata=metadata,
+            lease_seconds=leaseSeconds,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 
