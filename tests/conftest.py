@@ -1,8 +1,14 @@
-"""Shared fixtures. The autouse guard keeps every test away from a real `.planning/`."""
+"""Shared fixtures. The autouse guard keeps every test away from a real `.planning/`.
+
+`store` is every backend in turn (ids: files, memory, postgres): a test that asks for it,
+or for `planner` or a plan built on it, runs once per backend. A test about files (hand
+edits, damaged files, the layout, locks, the index) asks for `file_store` as well or
+instead: it then runs on the file store only, with `store` and `planner` over it."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +18,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from planning_core import FileStore, Planner  # noqa: E402
+from planning_core.store import PlanStore  # noqa: E402
+from tests.support.stores import STORE_KINDS, make_store  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -25,13 +33,28 @@ def _guard_planning_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     return cwd
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> FileStore:
-    s = FileStore(tmp_path / "root")
-    s.ensure_writable()
-    return s
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" in metafunc.fixturenames:
+        kinds = ["files"] if "file_store" in metafunc.fixturenames else list(STORE_KINDS)
+        metafunc.parametrize("store", kinds, indirect=True, ids=kinds)
 
 
 @pytest.fixture
-def planner(store: FileStore) -> Planner:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PlanStore]:
+    s = make_store(request.param, tmp_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def file_store(store: PlanStore) -> FileStore:
+    """The file store at tmp_path/root, for a test about files (see the module docstring)."""
+    assert isinstance(store, FileStore)
+    return store
+
+
+@pytest.fixture
+def planner(store: PlanStore) -> Planner:
     return Planner(store)

@@ -47,13 +47,13 @@ print(json.dumps({"ids": ids, "edges": edges, "completed": completed}))
 """
 
 
-def test_six_processes_one_plan(planner: Planner, store: FileStore, tmp_path: Path) -> None:
+def test_six_processes_one_plan(planner: Planner, file_store: FileStore, tmp_path: Path) -> None:
     snap = planner.create_plan("Race", date="2026-05-28", tasks=[{"subject": f"seed {i}"} for i in range(SEEDS)])
-    name, folder = snap.name, store.todo / snap.name
+    name, folder = snap.name, file_store.todo / snap.name
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(store.root), name, str(k), str(PER_WORKER), str(go)],
+            [sys.executable, "-c", WORKER, str(file_store.root), name, str(k), str(PER_WORKER), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -105,7 +105,7 @@ def test_six_processes_one_plan(planner: Planner, store: FileStore, tmp_path: Pa
         assert len(tasks[seed]["blocks"]) > WORKERS
 
     # and a fresh store agrees with the files
-    fresh = FileStore(store.root).snapshot(name)
+    fresh = FileStore(file_store.root).snapshot(name)
     assert not fresh.corrupt and len(fresh.tasks) == total
     assert all(fresh.tasks[i].blocks == sorted(t["blocks"]) for i, t in tasks.items())
-    assert FileStore(store.root).repair(name).rewritten == []
+    assert FileStore(file_store.root).repair(name).rewritten == []

@@ -11,34 +11,36 @@ from planning_core.render import startup_summary, task_board
 from tests.support.files import assert_mirrored_on_disk, edit_task, read_task_file, tree_state
 
 
-def test_disagreeing_blocks_is_repaired(planner: Planner, store: FileStore, plan: str) -> None:
-    folder = store.todo / plan
+def test_disagreeing_blocks_is_repaired(planner: Planner, file_store: FileStore, plan: str) -> None:
+    folder = file_store.todo / plan
     for task_id, wrong in ((1, [4]), (4, [1, 2])):
         edit_task(folder, task_id, blocks=wrong)
-    snap = store.snapshot(plan)
+    snap = file_store.snapshot(plan)
     assert snap.tasks[1].blocks == [2, 3]
     assert snap.tasks[4].blocks == []
     assert planner.list_tasks(plan).tasks[0].blocks == [2, 3]
     assert read_task_file(folder, 1)["blocks"] == [4]  # reading does not write
-    assert store.repair(plan).rewritten == [1, 4]
+    assert file_store.repair(plan).rewritten == [1, 4]
     assert read_task_file(folder, 1)["blocks"] == [2, 3]
     assert read_task_file(folder, 4)["blocks"] == []
     assert_mirrored_on_disk(folder)
-    before = tree_state(store.root)
-    assert store.repair(plan).rewritten == []
-    assert tree_state(store.root) == before
+    before = tree_state(file_store.root)
+    assert file_store.repair(plan).rewritten == []
+    assert tree_state(file_store.root) == before
 
 
 @pytest.fixture
-def corrupt3(store: FileStore, plan: str) -> Path:
-    path = store.todo / plan / "task_3.json"
+def corrupt3(file_store: FileStore, plan: str) -> Path:
+    path = file_store.todo / plan / "task_3.json"
     path.write_bytes(path.read_bytes()[:40])  # truncated JSON
     return path
 
 
-def test_corrupt_task_is_reported_everywhere(planner: Planner, store: FileStore, plan: str, corrupt3: Path) -> None:
+def test_corrupt_task_is_reported_everywhere(
+    planner: Planner, file_store: FileStore, plan: str, corrupt3: Path
+) -> None:
     raw = corrupt3.read_bytes()
-    snap = store.snapshot(plan)
+    snap = file_store.snapshot(plan)
     assert sorted(snap.tasks) == [1, 2, 4]
     assert [(c.task_id, c.file) for c in snap.corrupt] == [(3, "task_3.json")]
     assert snap.progress().total == 4
@@ -56,7 +58,7 @@ def test_corrupt_task_is_reported_everywhere(planner: Planner, store: FileStore,
 
 
 def test_other_tasks_keep_working_and_corrupt_bytes_untouched(
-    planner: Planner, store: FileStore, plan: str, corrupt3: Path
+    planner: Planner, file_store: FileStore, plan: str, corrupt3: Path
 ) -> None:
     raw = corrupt3.read_bytes()
     assert planner.create_task(plan, "five", blocked_by=[1], blocks=[4]).id == 5
@@ -68,9 +70,9 @@ def test_other_tasks_keep_working_and_corrupt_bytes_untouched(
     planner.update_task(plan, 1, status="pending")  # #1 blocks the corrupt #3
     c = planner.update_task(plan, 1, status="completed")
     assert c.completed and [t.id for t in c.unblocked] == [5] and not c.all_done
-    assert store.repair(plan).rewritten == []
+    assert file_store.repair(plan).rewritten == []
     assert corrupt3.read_bytes() == raw
-    assert read_task_file(store.todo / plan, 2)["subject"] == "JWT middleware"
+    assert read_task_file(file_store.todo / plan, 2)["subject"] == "JWT middleware"
 
 
 @pytest.mark.parametrize(
@@ -88,12 +90,12 @@ def test_other_tasks_keep_working_and_corrupt_bytes_untouched(
     ],
 )
 def test_touching_a_corrupt_task_refuses_and_changes_nothing(
-    planner: Planner, store: FileStore, plan: str, corrupt3: Path, edge_call: object
+    planner: Planner, file_store: FileStore, plan: str, corrupt3: Path, edge_call: object
 ) -> None:
-    before = tree_state(store.root)
+    before = tree_state(file_store.root)
     with pytest.raises(CorruptTask, match=r"task_3\.json"):
         edge_call(planner, plan)  # type: ignore[operator]
-    assert tree_state(store.root) == before
+    assert tree_state(file_store.root) == before
 
 
 @pytest.mark.parametrize(
@@ -101,26 +103,26 @@ def test_touching_a_corrupt_task_refuses_and_changes_nothing(
     [b"", b"not json", b"[" * 100_000, b'{"id": 3}', b'{"id": 7, "subject": "wrong id"}', b"\xff\xfe", b"[]",
      b'{"id": 3, "subject": "s", "status": "deleted"}'],
 )  # fmt: skip
-def test_kinds_of_corruption_are_reported(store: FileStore, plan: str, content: bytes) -> None:
-    path = store.todo / plan / "task_3.json"
+def test_kinds_of_corruption_are_reported(file_store: FileStore, plan: str, content: bytes) -> None:
+    path = file_store.todo / plan / "task_3.json"
     path.write_bytes(content)
-    snap = store.snapshot(plan)
+    snap = file_store.snapshot(plan)
     assert [c.task_id for c in snap.corrupt] == [3]
     assert sorted(snap.tasks) == [1, 2, 4]
     assert path.read_bytes() == content
 
 
 def test_symlinked_task_is_reported_and_never_written_through(
-    planner: Planner, store: FileStore, plan: str, tmp_path: Path
+    planner: Planner, file_store: FileStore, plan: str, tmp_path: Path
 ) -> None:
-    folder = store.todo / plan
+    folder = file_store.todo / plan
     outside = tmp_path / "outside.json"
     outside.write_bytes((folder / "task_2.json").read_bytes())  # a valid task #2
     target_bytes = outside.read_bytes()
     (folder / "task_2.json").unlink()
     (folder / "task_2.json").symlink_to(outside)
 
-    snap = store.snapshot(plan)
+    snap = file_store.snapshot(plan)
     assert [c.file for c in snap.corrupt] == ["task_2.json"]
     assert "symbolic link" in snap.corrupt[0].reason
     with pytest.raises(CorruptTask, match=r"task_2\.json"):
@@ -140,7 +142,7 @@ def test_symlinked_task_is_reported_and_never_written_through(
     planner.create_task(plan, "five", blocked_by=[4])
     # The link lives in #4's blockedBy: dropped without writing through the link (issue 13).
     assert planner.update_task(plan, 4, remove_blocked_by=[2]).changed == ["blockedBy"]
-    store.repair(plan)
+    file_store.repair(plan)
     assert (folder / "task_2.json").is_symlink()
     assert outside.read_bytes() == target_bytes
-    assert store.snapshot(plan).tasks[3].status is TaskStatus.COMPLETED
+    assert file_store.snapshot(plan).tasks[3].status is TaskStatus.COMPLETED

@@ -1,12 +1,15 @@
-"""The on-disk layout is exactly the contract's, and survives a restart."""
+"""The on-disk layout is exactly the contract's (files), each backend stores the contract's
+task documents and plan.md, and every backend's plans survive a restart."""
 
 from __future__ import annotations
 
 import json
 
 from planning_core import FileStore, Planner, TaskStatus
-from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk, read_task_file
-from tests.support.seed import SUBJECTS
+from planning_core.store import PlanStore
+from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk
+from tests.support.seed import SUBJECTS, seed_plan
+from tests.support.stores import assert_mirrored, reopened, stored_plan, stored_tasks
 
 
 def _build_by_calls(planner: Planner) -> str:
@@ -25,25 +28,23 @@ def _build_by_calls(planner: Planner) -> str:
     return name
 
 
-def test_folder_holds_exactly_the_contract_files(planner: Planner, store: FileStore) -> None:
+def test_folder_holds_exactly_the_contract_files(planner: Planner, file_store: FileStore) -> None:
     name = _build_by_calls(planner)
     assert name == "2026-05-28-add-auth"
-    assert sorted(p.name for p in store.root.iterdir()) == ["done", "todo"]
-    assert [p.name for p in store.todo.iterdir()] == [name]
-    folder = store.todo / name
+    assert sorted(p.name for p in file_store.root.iterdir()) == ["done", "todo"]
+    assert [p.name for p in file_store.todo.iterdir()] == [name]
+    folder = file_store.todo / name
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         ["plan.md", "task_1.json", "task_2.json", "task_3.json", "task_4.json", ".highwatermark", ".lock"]
     )
     assert int((folder / ".highwatermark").read_text().strip()) == 4
 
 
-def test_task_files_have_seed_fields_in_order_and_mirror_edges(planner: Planner, store: FileStore) -> None:
+def test_task_files_have_seed_fields_in_order_and_mirror_edges(planner: Planner, store: PlanStore) -> None:
     name = _build_by_calls(planner)
-    folder = store.todo / name
-    tasks = assert_mirrored_on_disk(folder)
+    tasks = assert_mirrored(store, name)
     for i in range(1, 5):
-        raw = (folder / f"task_{i}.json").read_text()
-        data = json.loads(raw)
+        data = json.loads(stored_plan(store, name)[2][i])  # the document as stored, in its order
         assert list(data) == SEED_FIELDS
         assert data["id"] == i
         assert data["subject"] == SUBJECTS[i - 1]
@@ -58,9 +59,10 @@ def test_task_files_have_seed_fields_in_order_and_mirror_edges(planner: Planner,
     assert tasks[1]["metadata"] == {}
 
 
-def test_plan_md_has_the_four_sections(planner: Planner, store: FileStore) -> None:
+def test_plan_md_has_the_four_sections(planner: Planner, store: PlanStore) -> None:
     name = _build_by_calls(planner)
-    md = (store.todo / name / "plan.md").read_text()
+    md = store.read_plan_md(name)
+    assert md == stored_plan(store, name)[0]
     assert md.startswith("# Add auth\n")
     positions = [md.index(h) for h in ("\n## Analysis\n", "\n## Approach\n", "\n## Steps\n")]
     assert positions == sorted(positions)
@@ -68,31 +70,41 @@ def test_plan_md_has_the_four_sections(planner: Planner, store: FileStore) -> No
     assert "1. Schema" in md and "2. Endpoints" in md
 
 
-def test_plan_create_with_tasks_writes_mirrored_files(planner: Planner, store: FileStore) -> None:
+def test_plan_create_with_tasks_writes_mirrored_files(planner: Planner, file_store: FileStore) -> None:
     snap = planner.create_plan(
         "Diamond", date="2026-05-28",
         tasks=[{"subject": "a"}, {"subject": "b", "blockedBy": [1]}, {"subject": "c", "blockedBy": [1]},
                {"subject": "d", "blockedBy": [2, 3]}],
     )  # fmt: skip
-    folder = store.todo / snap.name
+    folder = file_store.todo / snap.name
     tasks = assert_mirrored_on_disk(folder)
     assert sorted(tasks[1]["blocks"]) == [2, 3]
     assert all(list(t) == SEED_FIELDS for t in tasks.values())
     assert int((folder / ".highwatermark").read_text()) == 4
-    assert not [p for p in store.todo.iterdir() if p.name.startswith(".")]
+    assert not [p for p in file_store.todo.iterdir() if p.name.startswith(".")]
     md = (folder / "plan.md").read_text()
     assert "## Steps" in md and "(task #4)" in md
 
 
-def test_restart_sees_the_same_graph(planner: Planner, store: FileStore) -> None:
+def test_restart_sees_the_same_graph(planner: Planner, store: PlanStore) -> None:
     name = _build_by_calls(planner)
     before = store.snapshot(name)
-    again = Planner(FileStore(store.root))
-    after = again.store.snapshot(name)
-    assert after.model_dump() == before.model_dump()
-    assert again.store.active_plans() == [name]
-    assert after.tasks[4].blocked_by == [2, 3]
-    assert after.tasks[1].status is TaskStatus.COMPLETED
-    # and it keeps numbering where the first left off
-    assert again.create_task(name, "Add password reset").id == 5
-    assert read_task_file(store.todo / name, 5)["subject"] == "Add password reset"
+    with reopened(store) as fresh:
+        again = Planner(fresh)
+        after = fresh.snapshot(name)
+        assert after.model_dump() == before.model_dump()
+        assert fresh.active_plans() == [name]
+        assert after.tasks[4].blocked_by == [2, 3]
+        assert after.tasks[1].status is TaskStatus.COMPLETED
+        # and it keeps numbering where the first left off
+        assert again.create_task(name, "Add password reset").id == 5
+    assert stored_tasks(store, name)[5]["subject"] == "Add password reset"
+
+
+def test_an_archived_folder_holds_exactly_the_contract_files(planner: Planner, file_store: FileStore) -> None:
+    name = seed_plan(planner)
+    planner.archive(name, force=True)
+    assert [p.name for p in file_store.todo.iterdir()] == []
+    assert sorted(p.name for p in (file_store.done / name).iterdir()) == sorted(
+        ["plan.md", "task_1.json", "task_2.json", "task_3.json", "task_4.json", ".highwatermark", ".lock"]
+    )

@@ -26,35 +26,35 @@ def _task_json(task_id: int, subject: str) -> str:
     return Task(id=task_id, subject=subject).to_json()
 
 
-def test_the_last_id_is_issued_then_creates_are_refused(planner: Planner, store: FileStore, plan: str) -> None:
-    folder = store.todo / plan
+def test_the_last_id_is_issued_then_creates_are_refused(planner: Planner, file_store: FileStore, plan: str) -> None:
+    folder = file_store.todo / plan
     (folder / ".highwatermark").write_text(f"{LAST - 1}\n")  # a hand edit
     last = planner.create_task(plan, "the last one")
     assert last.id == LAST
-    before = tree_state(store.root)
+    before = tree_state(file_store.root)
     for subject in ("a", "b", "c"):
         with pytest.raises(TaskIdsExhausted, match=rf"#{LAST}.*Nothing was written.*PlanCreate"):
             planner.create_task(plan, subject)
-    assert tree_state(store.root) == before
+    assert tree_state(file_store.root) == before
     # The last task stays visible and readable, with its own subject.
     assert planner.get_task(plan, LAST).subject == "the last one"
     assert [t.id for t in planner.list_tasks(plan).tasks] == [1, LAST]
 
 
-def test_a_hand_copied_last_task_refuses_creates(planner: Planner, store: FileStore, plan: str) -> None:
-    folder = store.todo / plan
+def test_a_hand_copied_last_task_refuses_creates(planner: Planner, file_store: FileStore, plan: str) -> None:
+    folder = file_store.todo / plan
     (folder / f"task_{LAST}.json").write_text(_task_json(LAST, "copied in"))
     (folder / ".highwatermark").unlink()  # copied without it: the files are all there is
-    before = tree_state(store.root)
+    before = tree_state(file_store.root)
     for subject in ("a", "b", "c"):
         with pytest.raises(TaskIdsExhausted):
             planner.create_task(plan, subject, blocked_by=[1])  # nor may a neighbour be touched
-    assert tree_state(store.root) == before
+    assert tree_state(file_store.root) == before
     assert planner.get_task(plan, LAST).subject == "copied in"
 
 
-def test_out_of_range_names_are_unreadable_not_hidden(planner: Planner, store: FileStore, plan: str) -> None:
-    folder = store.todo / plan
+def test_out_of_range_names_are_unreadable_not_hidden(planner: Planner, file_store: FileStore, plan: str) -> None:
+    folder = file_store.todo / plan
     strays = {
         f"task_{LAST + 1}.json": _task_json(LAST + 1, "past the limit"),
         "task_0.json": json.dumps({"id": 0, "subject": "zero"}),
@@ -72,11 +72,11 @@ def test_out_of_range_names_are_unreadable_not_hidden(planner: Planner, store: F
         assert (folder / name).read_text() == text
 
 
-def test_a_new_task_never_replaces_a_file_that_appeared(store: FileStore, plan: str) -> None:
+def test_a_new_task_never_replaces_a_file_that_appeared(file_store: FileStore, plan: str) -> None:
     """Under the lock no writer of ours can make task_<new id>.json; a program that ignores
     the lock can. The commit then refuses rather than overwrite it."""
-    folder = store.todo / plan
-    with pytest.raises(StorageError, match=r"task_2\.json appeared"), store.transaction(plan) as txn:
+    folder = file_store.todo / plan
+    with pytest.raises(StorageError, match=r"task_2\.json appeared"), file_store.transaction(plan) as txn:
         new_id = txn.next_id()
         (folder / f"task_{new_id}.json").write_text(_task_json(new_id, "theirs"))
         txn.put(Task(id=new_id, subject="ours"))

@@ -1,6 +1,6 @@
 """Issue 13, where a user meets it in the core: plan names from non-English titles, the
 plan argument's matching rule, and the refusals that must say what happened and what to
-do next. Real plans on a temp disk; no mocks."""
+do next. Real plans in every backend; no mocks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from planning_core.actions import Actions
 from planning_core.errors import AmbiguousPlan, BlockerUnreadable, CurrentPlanGone, InvalidPlanName, PlanNotFound
 from planning_core.names import MAX_SLUG, slugify
 from planning_core.session import Session
+from planning_core.store import PlanStore
 from tests.support.files import tree_state
+from tests.support.stores import stored_state
 
 SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 
@@ -88,15 +90,15 @@ def test_a_unique_part_names_the_plan(planner: Planner, three: list[str]) -> Non
     assert planner.resolve("cleanup") == "2026-05-01-old-cleanup"  # archived plans too (then read-only)
 
 
-def test_an_ambiguous_part_lists_the_candidates(planner: Planner, store: FileStore, three: list[str]) -> None:
-    before = tree_state(store.root)
+def test_an_ambiguous_part_lists_the_candidates(planner: Planner, store: PlanStore, three: list[str]) -> None:
+    before = stored_state(store)
     with pytest.raises(AmbiguousPlan) as info:
         planner.resolve("add")
     assert str(info.value) == (
         "Plan 'add' matches several plans: 2026-05-28-add-auth, 2026-05-29-add-audit-log. "
         "Give the full name or a longer part of it."
     )
-    assert tree_state(store.root) == before
+    assert stored_state(store) == before
 
 
 def test_a_part_matching_nothing_lists_the_active_plans(planner: Planner, three: list[str]) -> None:
@@ -129,11 +131,11 @@ def test_plan_list_after_everything_was_archived(planner: Planner) -> None:
     assert "(archived)" in actions.plan_list(session, include_done=True).text
 
 
-def test_current_plan_removed_under_the_server(planner: Planner, store: FileStore) -> None:
+def test_current_plan_removed_under_the_server(planner: Planner, file_store: FileStore) -> None:
     actions, session = Actions(planner), Session()
     gone = actions.plan_create(session, "Add auth", date="2026-05-28", tasks=[{"subject": "a"}]).data.plan.name
     other = planner.create_plan("Other work", date="2026-05-29", tasks=[{"subject": "b"}]).name
-    shutil.rmtree(store.todo / gone)
+    shutil.rmtree(file_store.todo / gone)
     with pytest.raises(CurrentPlanGone) as info:
         actions.task_update(session, 1, status="completed")  # must not land on the other plan's #1
     assert str(info.value) == (
@@ -141,12 +143,12 @@ def test_current_plan_removed_under_the_server(planner: Planner, store: FileStor
         f"outside this server. Nothing was changed. The only active plan is {other}; pass plan={other}, "
         "or call again without plan to use it."
     )
-    assert store.get_task(other, 1).status.value == "pending"
+    assert file_store.get_task(other, 1).status.value == "pending"
     # Said once: the next call follows the usual rule (the only active plan).
     assert actions.task_list(session).data.plan.name == other
 
 
-def test_current_plan_archived_by_someone_else(planner: Planner, store: FileStore) -> None:
+def test_current_plan_archived_by_someone_else(planner: Planner) -> None:
     actions, session = Actions(planner), Session()
     name = actions.plan_create(session, "Add auth", date="2026-05-28").data.plan.name
     planner.create_plan("A", date="2026-05-29")
@@ -161,8 +163,10 @@ def test_current_plan_archived_by_someone_else(planner: Planner, store: FileStor
 
 def test_blocked_by_one_or_several(planner: Planner) -> None:
     tasks: list[dict[str, Any]] = [
-        {"subject": "a"}, {"subject": "b"},
-        {"subject": "c", "blockedBy": [1]}, {"subject": "d", "blockedBy": [1, 2]},
+        {"subject": "a"},
+        {"subject": "b"},
+        {"subject": "c", "blockedBy": [1]},
+        {"subject": "d", "blockedBy": [1, 2]},
     ]
     name = planner.create_plan("P", tasks=tasks).name
     with pytest.raises(TaskBlocked, match=r"blocked by unfinished #1\. Finish it first"):
@@ -171,17 +175,17 @@ def test_blocked_by_one_or_several(planner: Planner) -> None:
         planner.update_task(name, 4, status="in_progress")
 
 
-def test_starting_a_task_whose_blocker_cannot_be_read(planner: Planner, store: FileStore) -> None:
+def test_starting_a_task_whose_blocker_cannot_be_read(planner: Planner, file_store: FileStore) -> None:
     name = planner.create_plan("P", tasks=[{"subject": "a"}, {"subject": "b"}, {"subject": "c", "blockedBy": [1]}]).name
-    task_1 = store.todo / name / "task_1.json"
+    task_1 = file_store.todo / name / "task_1.json"
     task_1.write_bytes(b"{not json")
-    before = tree_state(store.root)
+    before = tree_state(file_store.root)
     with pytest.raises(BlockerUnreadable) as info:
         planner.update_task(name, 3, status="in_progress")
     message = str(info.value)
     assert message.startswith("Task #3 cannot start: its blocker #1 cannot be read (task_1.json: invalid task JSON")
     assert message.endswith(f"Fix or remove that file in plan {name}, or call TaskUpdate with removeBlockedBy [1].")
-    assert tree_state(store.root) == before
+    assert tree_state(file_store.root) == before
     # The way out the message offers works, and the unreadable file is never rewritten.
     change = planner.update_task(name, 3, status="in_progress", remove_blocked_by=[1])
     assert change.started and change.changed == ["status", "blockedBy"]

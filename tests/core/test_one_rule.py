@@ -12,17 +12,18 @@ from rich.console import Console
 
 from planning_core import PLAN_REMINDER, FileStore, Planner, Session
 from planning_core.actions import Actions, created_plan_name
+from planning_core.store import PlanStore
 from server import claude_hook, watch_view
 from tests.support.seed import seed_plan
 
 
-def _watch_text(store: FileStore, plan: str) -> str:
+def _watch_text(store: PlanStore, plan: str) -> str:
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(watch_view.plan_panel(store.snapshot(plan)))
     return out.getvalue()
 
 
-def test_a_task_in_progress_whose_blocker_reopened_is_blocked_everywhere(planner: Planner, store: FileStore) -> None:
+def test_a_task_in_progress_whose_blocker_reopened_is_blocked_everywhere(planner: Planner, store: PlanStore) -> None:
     plan = seed_plan(planner)  # #1, #2 done; #3 (blocked by #1) in progress under alice
     planner.update_task(plan, 1, status="pending")  # the blocker is reopened under it
     listed = [t.id for t in planner.list_tasks(plan, status="blocked").tasks]
@@ -30,20 +31,22 @@ def test_a_task_in_progress_whose_blocker_reopened_is_blocked_everywhere(planner
     assert "ready 1 · blocked 2" in _watch_text(store, plan)  # it said "blocked 1": pending minus ready
 
 
-def test_watch_and_tasklist_agree_on_the_seed(planner: Planner, store: FileStore) -> None:
+def test_watch_and_tasklist_agree_on_the_seed(planner: Planner, store: PlanStore) -> None:
     plan = seed_plan(planner)
     blocked = planner.list_tasks(plan, status="blocked").tasks
     ready = planner.list_tasks(plan, status="ready").tasks
     assert f"ready {len(ready)} · blocked {len(blocked)}" in _watch_text(store, plan)
 
 
-def _hook(store: FileStore, tool: str, response: object = None) -> str:
+def _hook(store: PlanStore, tool: str, response: object = None) -> str:
     payload = {"session_id": "s1", "tool_name": tool, "tool_response": response or []}
-    printed = claude_hook.post_tool_use(store, payload)
+    # The hook keeps its clock in files under the root (files), else in the store's sessions.
+    root = store.root if isinstance(store, FileStore) else None
+    printed = claude_hook.post_tool_use(store, root, payload)
     return str(json.loads(printed)["hookSpecificOutput"]["additionalContext"]) if printed else ""
 
 
-def test_server_and_hook_remind_on_the_same_rounds(planner: Planner, store: FileStore) -> None:
+def test_server_and_hook_remind_on_the_same_rounds(planner: Planner, store: PlanStore) -> None:
     seed_plan(planner)  # a task in progress: the plan reminder is due every 5th quiet round
     calls = ["TaskUpdate", *["TaskList"] * 7, "TaskCreate", *["TaskGet"] * 6]
     refused = {3}  # a refused call is a quiet round, never a change
@@ -52,8 +55,7 @@ def test_server_and_hook_remind_on_the_same_rounds(planner: Planner, store: File
         session.round(tool, succeeded=i not in refused, plan_has_work=lambda: True) for i, tool in enumerate(calls)
     ]
     hook = [
-        _hook(store, f"mcp__plans__{tool}", {"isError": True} if i in refused else None)
-        for i, tool in enumerate(calls)
+        _hook(store, f"mcp__plans__{tool}", {"isError": True} if i in refused else None) for i, tool in enumerate(calls)
     ]
     assert [bool(due) for due in server] == [bool(text) for text in hook]
     assert [i for i, text in enumerate(hook) if text] == [5, 13]

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, InvalidInput, InvalidSlug, Planner
-from tests.support.files import tree_state
+from planning_core import InvalidInput, InvalidSlug, Planner
+from planning_core.store import PlanStore
+from tests.support.stores import stored_state
 
 
 @pytest.mark.parametrize(
@@ -31,15 +32,15 @@ from tests.support.files import tree_state
     ],
 )  # fmt: skip
 def test_invalid_task_leaves_nothing_behind(
-    planner: Planner, store: FileStore, tasks: list[Any], fragment: str
+    planner: Planner, store: PlanStore, tasks: list[Any], fragment: str
 ) -> None:
     planner.create_plan("Existing", date="2026-05-28")
-    before = tree_state(store.root)
+    before = stored_state(store)  # files: every entry under the root, a .staging-* folder too
     with pytest.raises(InvalidInput) as info:
         planner.create_plan("New plan", date="2026-05-28", tasks=tasks)
     assert fragment in str(info.value)
-    assert tree_state(store.root) == before
-    assert [p.name for p in store.todo.iterdir()] == ["2026-05-28-existing"]  # no .staging-* either
+    assert stored_state(store) == before
+    assert store.active_plans() == ["2026-05-28-existing"]
 
 
 def test_positional_cycle_is_named(planner: Planner) -> None:
@@ -72,7 +73,7 @@ def test_slug_is_at_most_60_chars(planner: Planner) -> None:
     assert name2 == "2026-05-28-" + "x" * 58 + "-2"
 
 
-def test_existing_folder_gets_a_suffix(planner: Planner, store: FileStore) -> None:
+def test_existing_folder_gets_a_suffix(planner: Planner, store: PlanStore) -> None:
     names = [planner.create_plan("Add Auth", date="2026-05-28").name for _ in range(3)]
     assert names == ["2026-05-28-add-auth", "2026-05-28-add-auth-2", "2026-05-28-add-auth-3"]
     assert store.active_plans() == sorted(names)
@@ -88,10 +89,11 @@ def test_explicit_name_and_default_date(planner: Planner) -> None:
 
 
 @pytest.mark.parametrize("bad", ["Add Auth", "add_auth", "../x", "a" * 61, "-lead", "trail-", "ünï"])
-def test_invalid_name_is_refused_not_cleaned(planner: Planner, store: FileStore, bad: str) -> None:
+def test_invalid_name_is_refused_not_cleaned(planner: Planner, store: PlanStore, bad: str) -> None:
+    before = stored_state(store)
     with pytest.raises(InvalidSlug):
         planner.create_plan("Title", name=bad)
-    assert list(store.todo.iterdir()) == []
+    assert stored_state(store) == before and store.active_plans() == []
 
 
 def test_plan_create_returns_snapshot_with_tasks(planner: Planner) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.render import (
     active_plans_block,
     created_text,
@@ -11,6 +11,7 @@ from planning_core.render import (
     task_line,
     updated_text,
 )
+from planning_core.store import PlanStore
 from tests.support.seed import seed_plan
 
 CONTRACT_SUMMARY = """\
@@ -42,7 +43,7 @@ def test_active_plans_block_exact(planner: Planner) -> None:
     )
 
 
-def test_startup_summary_exact(planner: Planner, store: FileStore) -> None:
+def test_startup_summary_exact(planner: Planner, store: PlanStore) -> None:
     name = seed_plan(planner)
     assert startup_summary([store.snapshot(name)]) == CONTRACT_SUMMARY
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from planning_core import FileStore, Planner, TaskStatus
-from planning_core.stores.files import atomicfile
 from planning_core.errors import ArchiveExists, InvalidTaskId, StorageError
+from planning_core.stores.files import atomicfile
 from tests.support.files import edit_task, tree_state
 
 
@@ -23,40 +23,40 @@ def _plan(planner: Planner, n: int = 3) -> str:
     return planner.create_plan("Stale", date="2026-05-28", tasks=tasks).name
 
 
-def test_delete_clears_dependents_even_when_blocks_is_stale(planner: Planner, store: FileStore) -> None:
+def test_delete_clears_dependents_even_when_blocks_is_stale(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner)
-    edit_task(store.todo / plan, 1, blocks=[])  # a crash or a hand edit lost the mirror
+    edit_task(file_store.todo / plan, 1, blocks=[])  # a crash or a hand edit lost the mirror
     planner.update_task(plan, 1, status="deleted")
     for i in (2, 3):
         assert planner.get_task(plan, i).blocked_by == []
     assert planner.update_task(plan, 2, status="in_progress").started
 
 
-def test_a_dangling_blocker_does_not_block(planner: Planner, store: FileStore) -> None:
+def test_a_dangling_blocker_does_not_block(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner, 2)
-    os.unlink(store.todo / plan / "task_1.json")  # removed by hand, #2 still names it
+    os.unlink(file_store.todo / plan / "task_1.json")  # removed by hand, #2 still names it
     assert [t.id for t in planner.list_tasks(plan, status="ready").tasks] == [2]
     assert planner.update_task(plan, 2, status="in_progress").started
 
 
-def test_add_blocks_writes_the_neighbour_when_only_it_changes(planner: Planner, store: FileStore) -> None:
+def test_add_blocks_writes_the_neighbour_when_only_it_changes(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner)
-    edit_task(store.todo / plan, 3, blocks=[2])  # stale: #2 does not list #3 as a blocker
+    edit_task(file_store.todo / plan, 3, blocks=[2])  # stale: #2 does not list #3 as a blocker
     change = planner.update_task(plan, 3, add_blocks=[2])
     assert change.changed == ["blocks"]
     assert 3 in planner.get_task(plan, 2).blocked_by
 
 
-def test_missing_highwatermark_never_reuses_a_live_id(planner: Planner, store: FileStore) -> None:
+def test_missing_highwatermark_never_reuses_a_live_id(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner)
     planner.update_task(plan, 1, status="deleted")
-    os.unlink(store.todo / plan / ".highwatermark")  # e.g. the folder was copied with cp dir/*
+    os.unlink(file_store.todo / plan / ".highwatermark")  # e.g. the folder was copied with cp dir/*
     assert planner.create_task(plan, "new", "d").id == 4
 
 
-def test_a_folder_where_plan_md_should_be_does_not_break_listing(planner: Planner, store: FileStore) -> None:
+def test_a_folder_where_plan_md_should_be_does_not_break_listing(planner: Planner, file_store: FileStore) -> None:
     good = _plan(planner)
-    bad = store.todo / "2026-05-29-bad"
+    bad = file_store.todo / "2026-05-29-bad"
     (bad / "plan.md").mkdir(parents=True)
     names = [s.name for s in planner.summaries()]
     assert names == [good, "2026-05-29-bad"]
@@ -108,15 +108,15 @@ def test_unreadable_plan_folder_is_listed_as_unreadable(tmp_path: Path) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_rename_failure_before_any_replace_changes_nothing(planner: Planner, store: FileStore) -> None:
+def test_rename_failure_before_any_replace_changes_nothing(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner)
-    folder = store.todo / plan
+    folder = file_store.todo / plan
     (folder / ".highwatermark").unlink()
     (folder / ".highwatermark").mkdir()  # the mark's rename will fail
-    before = tree_state(store.root)
+    before = tree_state(file_store.root)
     with pytest.raises(StorageError, match="Nothing was changed"):
         planner.create_task(plan, "x", "d")
-    assert tree_state(store.root) == before  # no task file, no temp file left
+    assert tree_state(file_store.root) == before  # no task file, no temp file left
 
 
 def test_rename_failure_after_a_replace_is_reported_as_partial(tmp_path: Path) -> None:
@@ -136,23 +136,23 @@ def test_huge_ids_are_refused_not_crashed(planner: Planner) -> None:
             planner.get_task(plan, value)
 
 
-def test_archiving_onto_an_existing_archive_names_the_fix(planner: Planner, store: FileStore) -> None:
+def test_archiving_onto_an_existing_archive_names_the_fix(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner, 1)
     planner.update_task(plan, 1, status="completed")
-    (store.done / plan).mkdir(parents=True)
+    (file_store.done / plan).mkdir(parents=True)
     with pytest.raises(ArchiveExists, match="Rename one of the two folders"):
         planner.archive(plan)
 
 
-def test_old_staging_folders_are_cleaned_young_ones_kept(store: FileStore) -> None:
-    old = store.todo / ".staging-1-dead"
-    young = store.todo / ".staging-2-busy"
+def test_old_staging_folders_are_cleaned_young_ones_kept(file_store: FileStore) -> None:
+    old = file_store.todo / ".staging-1-dead"
+    young = file_store.todo / ".staging-2-busy"
     for folder in (old, young):
         folder.mkdir()
         (folder / "plan.md").write_text("# x\n")
     past = time.time() - 7200
     os.utime(old, (past, past))
-    assert store.clean_staging() == 1
+    assert file_store.clean_staging() == 1
     assert not old.exists() and young.exists()
 
 
@@ -166,10 +166,10 @@ def test_completing_reports_unblocked_without_reading_the_whole_plan(planner: Pl
     assert all(t.status is TaskStatus.COMPLETED for t in planner.store.snapshot(plan).tasks.values())
 
 
-def test_completion_never_names_a_task_it_does_not_block(planner: Planner, store: FileStore) -> None:
+def test_completion_never_names_a_task_it_does_not_block(planner: Planner, file_store: FileStore) -> None:
     plan = planner.create_plan(
         "Stale", date="2026-05-28", tasks=[{"subject": "a"}, {"subject": "b", "blockedBy": [1]}, {"subject": "c"}]
     ).name
-    edit_task(store.todo / plan, 1, blocks=[3])  # stale: #3 is not blocked by #1, #2 is
+    edit_task(file_store.todo / plan, 1, blocks=[3])  # stale: #3 is not blocked by #1, #2 is
     change = planner.update_task(plan, 1, status="completed")
     assert 3 not in [t.id for t in change.unblocked]
