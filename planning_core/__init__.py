@@ -25,12 +25,12 @@ from .errors import (
     TaskNotFound,
     TodoInvalid,
 )
-from .stores.files import FileStore
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Progress, Task, TaskSpec, TaskStatus, TodoItem
 from .planner import Planner, TaskChange
 from .queries import TaskPage
 from .session import PLAN_REMINDER, TODO_REMINDER, Session
 from .store import PlanStore, PlanTransaction
+from .stores.files import FileStore
 from .todo import TodoList
 
 __all__ = [

@@ -31,6 +31,7 @@ from .outcomes import (
 )
 from .planner import Planner
 from .session import Session
+from .store import PlanFolders
 
 MAX_KEPT_ROWS = 50_000  # TaskList rows kept (about 200 bytes each): then they are made afresh
 
@@ -81,12 +82,16 @@ class Actions:
         return hit[2], hit[3]
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
-        root = getattr(self.planner.store, "root", "")
-        plan_dir = getattr(self.planner.store, "todo", None)
+        store = self.planner.store
+        try:
+            # A folder for hook scripts to look into where there is one, else where it is.
+            where = str(store.plan_folder(plan)) if isinstance(store, PlanFolders) else store.location(plan)
+        except PlanningError:
+            where = ""  # archived or removed meanwhile: the hook still learns which task
         return task_payload(
-            root,
+            store.describe(),
             plan,
-            plan_dir / plan if plan_dir is not None else "",
+            where,
             task.id,
             subject if subject is not None else task.subject,
             task.description,
@@ -146,7 +151,7 @@ class Actions:
             session.current_plan = None
         summary = snap.summary()
         text = f"Archived plan {name} {render.progress_tag(summary)} to done/{name}."
-        return Outcome(text, PlanArchivedResult(plan=summary, location=f"done/{name}"))
+        return Outcome(text, PlanArchivedResult(plan=summary, location=self.planner.store.location(name)))
 
     # -- tasks ---------------------------------------------------------------------
 

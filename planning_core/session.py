@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from pydantic import ValidationError
+
+from .models import TodoItem
 from .todo import TodoList
 
 PLAN_REMINDER = (
@@ -91,3 +95,33 @@ class Session:
 
     def plan_check_due(self, tool: str, *, succeeded: bool) -> bool:
         return plan_check_due(self.clock, tool, succeeded=succeeded)
+
+    # A store shared by several servers keeps sessions as JSON (store.SharedSessions).
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "currentPlan": self.current_plan,
+            "todo": [i.model_dump(by_alias=True) for i in self.todo.items],
+            "topic": self.todo.topic,
+            "planQuiet": self.clock.plan_quiet,
+            "todoQuiet": self.clock.todo_quiet,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Session:
+        """The session a stored state describes; what cannot be read starts afresh (a
+        session is advisory bookkeeping: never worth failing a call)."""
+        session = cls()
+        current = state.get("currentPlan")
+        session.current_plan = current if isinstance(current, str) else None
+        try:
+            session.todo.items = [TodoItem.model_validate(i) for i in state.get("todo") or []]
+        except (ValidationError, TypeError):
+            session.todo.items = []
+        topic = state.get("topic")
+        session.todo.topic = topic if isinstance(topic, str) else ""
+        for attr, key in (("plan_quiet", "planQuiet"), ("todo_quiet", "todoQuiet")):
+            value = state.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                setattr(session.clock, attr, value)
+        return session

@@ -168,6 +168,10 @@ class SharedSessions(Protocol):
 
 @runtime_checkable
 class PlanFolders(Protocol):
+    root: Path
+    """The folder holding every plan's folder; our tools keep their own files under it
+    (the Claude Code hook's .hooks/)."""
+
     def plan_folder(self, name: str) -> Path:
         """The plan's folder on this machine. Raises PlanNotFound."""
         ...

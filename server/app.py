@@ -19,11 +19,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, SubscribeRequestParams, UnsubscribeRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from planning_core import FileStore, Planner
+from planning_core import Planner, Session
 from planning_core.actions import Actions
 from planning_core.events import EventHooks
 from planning_core.models import problem_line
 from planning_core.render import active_plans_block
+from planning_core.store import PlanStore, open_store
 
 from . import __version__, prompts, resources, sdk, tools
 from .board.mcp_app import APP_ONLY_TOOLS
@@ -42,19 +43,21 @@ def instructions(state: AppState) -> str:
 
 
 def build_server(
-    root: Path | str,
+    store: PlanStore | Path | str,
     *,
     lock_timeout: float | None = None,
     watch_interval: float = 0.25,
     hooks: EventHooks | None = None,
     notifier: Notifier | None = None,
 ) -> MCPServer:
-    """An MCPServer over the plans in `root`; one state (sessions included) per server object.
-    `hooks`: the event hooks the person starting the server configured (never from a plan).
+    """An MCPServer over the plans in `store` (a store, or what `--store` takes: a folder or
+    a URL); one state (sessions included) per server object. A store passed in stays the
+    caller's to close. `hooks`: the event hooks the person starting the server configured (never from a plan).
     `notifier`: pass one to look at its subscriptions (tests); by default a new one."""
     notifier = notifier or Notifier(InMemorySubscriptionBus())
     bus = notifier.bus
-    store = FileStore(root) if lock_timeout is None else FileStore(root, lock_timeout=lock_timeout)
+    if isinstance(store, (str, Path)):
+        store = open_store(store, lock_timeout=lock_timeout)
     planner = Planner(store)
     state = AppState(store=store, planner=planner, actions=Actions(planner, hooks))
 
@@ -64,13 +67,15 @@ def build_server(
     # when its run ends, a waiting one takes over.
     one_watcher = anyio.Lock()
 
+    plans: PlanStore = store
+
     async def watch_alone() -> None:
         async with one_watcher:
-            await watch(store, notifier, watch_interval)
+            await watch(plans, notifier, watch_interval)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        await anyio.to_thread.run_sync(store.ensure_writable)
+        await anyio.to_thread.run_sync(plans.prepare)
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch_alone)
             try:
@@ -144,15 +149,20 @@ async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: Cal
 
 
 async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Count every tool call as a round of its session and append the reminders due."""
-    result = await call_next(ctx)
-    if ctx.method != "tools/call" or not isinstance(result, dict):
-        return result
+    """Count every tool call as a round of its session and append the reminders due. The
+    session is held for the whole call (the tool changes it too)."""
+    if ctx.method != "tools/call":
+        return await call_next(ctx)
     state: AppState = ctx.lifespan_context
-    session = state.session(session_key(ctx.request))
     tool = str((ctx.params or {}).get("name"))
-    if tool in APP_ONLY_TOOLS:  # the board app refreshing itself is not a round of the model's
-        return result
+    async with state.session_scope(session_key(ctx.request)) as session:
+        result = await call_next(ctx)
+        if tool in APP_ONLY_TOOLS or not isinstance(result, dict):  # the board app refreshing is no round
+            return result
+        return await _remind(state, session, tool, result)
+
+
+async def _remind(state: AppState, session: Session, tool: str, result: dict[str, Any]) -> dict[str, Any]:
     succeeded = not result.get("isError")
     # Only a due plan reminder needs to know whether a task is in progress: a disk read,
     # done off the event loop and only then. The policy itself is Session.round's.

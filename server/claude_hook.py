@@ -10,7 +10,8 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
 - PostToolUse: counts the session's tool calls (every tool, not only ours) and adds
   the plan reminder after 5 rounds without a plan change while a task is in
   progress, by the same function as the server (planning_core.session.round_reminders).
-  The count lives in <root>/.hooks/<session>.json, written atomically.
+  The count lives in <root>/.hooks/<session>.json, written atomically (with a store that
+  keeps sessions, a database, in the store under `claude-code:<session>`).
 
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
 or unreadable root, a lock held too long), it prints nothing and exits 0. It never
@@ -26,19 +27,22 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TextIO
 
 import filelock
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.actions import created_plan_name
-from planning_core.stores.files.atomicfile import replace_many
 from planning_core.errors import InvalidPlanName
 from planning_core.names import check_plan_name
-from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 from planning_core.render import active_plans_block
 from planning_core.session import ReminderClock, round_reminders
+from planning_core.store import STORE_ENV, PlanFolders, PlanStore, SharedSessions, is_database_url, open_store
+from planning_core.stores.files.atomicfile import replace_many
+from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 
 from .cli_views import _snapshots
 
@@ -82,21 +86,19 @@ def output(event: str, context: str) -> str:
 # -- events ---------------------------------------------------------------------------
 
 
-def session_start(store: FileStore) -> str:
-    _sweep(store.root / HOOKS_DIR)
+def session_start(store: PlanStore, root: Path | None) -> str:
+    if root is not None:
+        _sweep(root / HOOKS_DIR)
     block = active_plans_block(s.summary() for s in _snapshots(store, store.active_plans()))
     return output("SessionStart", block)
 
 
-def post_tool_use(store: FileStore, payload: dict[str, Any]) -> str:
+def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     session_id = payload.get("session_id")
     tool = payload.get("tool_name")
     if not isinstance(session_id, str) or not session_id or not isinstance(tool, str):
         return ""
-    path = session_file(store.root, session_id)
-    path.parent.mkdir(exist_ok=True)
-    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT):
-        state = _load(path)
+    with _session_state(store, root, session_id) as state:
         clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
         current = state.get("current_plan") if isinstance(state.get("current_plan"), str) else None
         current = _named_plan(payload, tool) or current
@@ -109,13 +111,31 @@ def post_tool_use(store: FileStore, payload: dict[str, Any]) -> str:
             plan_has_work=lambda: _has_work(store, current),
         )
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
-        replace_many([(path, (json.dumps(state, ensure_ascii=False) + "\n").encode())])
     if due:
         return output("PostToolUse", "\n".join(due))
     return ""
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _session_state(store: PlanStore, root: Path | None, session_id: str) -> AbstractContextManager[dict[str, Any]]:
+    """The hook's state for one Claude Code session, saved when the block ends: in the
+    store when it keeps sessions (shared by every machine), else in <root>/.hooks."""
+    if root is None and isinstance(store, SharedSessions):
+        return store.edit_session(f"claude-code:{session_id}")
+    if root is None:
+        raise ValueError("this store keeps no hook state")
+    return _state_file(session_file(root, session_id))
+
+
+@contextlib.contextmanager
+def _state_file(path: Path) -> Iterator[dict[str, Any]]:
+    path.parent.mkdir(exist_ok=True)
+    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT):
+        state = _load(path)
+        yield state
+        replace_many([(path, (json.dumps(state, ensure_ascii=False) + "\n").encode())])
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -176,7 +196,7 @@ def _created_plan(response: Any) -> str | None:
     return None
 
 
-def _has_work(store: FileStore, current: str | None) -> bool:
+def _has_work(store: PlanStore, current: str | None) -> bool:
     return Planner(store).has_work_in_progress(current)
 
 
@@ -189,28 +209,52 @@ def _sweep(folder: Path) -> None:
                     os.unlink(entry.path)
 
 
-def handle(event: str | None, root_arg: str | None, raw: str) -> str:
+def hook_store(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> PlanStore | None:
+    """--store URL (or $PLANNING_MCP_STORE) naming a database; else the folder hook_root
+    finds. None when there is no planning folder here: this project does not use us."""
+    url = store_arg or (None if root_arg else os.environ.get(STORE_ENV))
+    if url and is_database_url(url):
+        return open_store(url)
+    root = hook_root(url or root_arg, payload)
+    return open_store(root) if (root / "todo").is_dir() else None
+
+
+def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | None = None) -> str:
     """The text to print for one hook call ("" for nothing). May raise; main() fails open."""
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         return ""
     event = event or payload.get("hook_event_name")
-    root = hook_root(root_arg, payload)
-    if not (root / "todo").is_dir():
-        return ""  # no planning folder here: this project does not use planning-mcp
-    store = FileStore(root)
-    if event == "SessionStart":
-        return session_start(store)
-    if event == "PostToolUse":
-        return post_tool_use(store, payload)
-    return ""
+    store = hook_store(root_arg, store_arg, payload)
+    if store is None:
+        return ""
+    try:
+        root = _root_of(store)
+        if event == "SessionStart":
+            return session_start(store, root)
+        if event == "PostToolUse":
+            return post_tool_use(store, root, payload)
+        return ""
+    finally:
+        store.close()
 
 
-def main(event: str | None, root_arg: str | None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+def _root_of(store: PlanStore) -> Path | None:
+    """The file store's root (where .hooks lives); None for stores without folders."""
+    return store.root if isinstance(store, PlanFolders) else None
+
+
+def main(
+    event: str | None,
+    root_arg: str | None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    store_arg: str | None = None,
+) -> int:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
-        text = handle(event, root_arg, stdin.read())
+        text = handle(event, root_arg, stdin.read(), store_arg)
     except (Exception, filelock.Timeout) as e:
         # Fail open: Claude Code shows stderr only in verbose mode; the session goes on.
         with contextlib.suppress(Exception):

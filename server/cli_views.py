@@ -8,18 +8,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from planning_core import FileStore, PlanningError, PlanSnapshot, graph
+from planning_core import PlanningError, PlanSnapshot, graph
 from planning_core.errors import PlanNotFound
 from planning_core.mermaid import plans_graph
 from planning_core.names import match_plan
 from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
+from planning_core.store import PlanFolders, PlanStore
+
+from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading
 
 VIEW_COMMANDS = ("board", "graph", "watch", "hook")
-ROOT_HELP = "planning folder (default: $PLANNING_MCP_ROOT, else ./.planning where the command runs)"
 
 
 class ViewError(Exception):
@@ -31,31 +32,38 @@ def add_parsers(sub: Any) -> None:
     b = sub.add_parser("board", help="the task board: status, owners, open blockers (all active plans by default)")
     b.add_argument("plan", nargs="?", help="plan name, or a unique part of it (e.g. add-auth)")
     b.add_argument("--json", action="store_true", help="machine-readable output")
-    b.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
+    add_store_arguments(b)
     g = sub.add_parser("graph", help="the dependency graph as Mermaid (paste into a ```mermaid block)")
     g.add_argument("plan", nargs="?", help="plan name or a unique part of it (default: every active plan)")
-    g.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
+    add_store_arguments(g)
     w = sub.add_parser("watch", help="live view of the active plans in this terminal (Ctrl-C to quit)")
-    w.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
+    add_store_arguments(w)
     w.add_argument(
         "--interval", type=float, default=1.0, metavar="SECONDS", help="seconds between checks for changes (default 1)"
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
     h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (SessionStart, PostToolUse)")
     h.add_argument("event", nargs="?", help="SessionStart or PostToolUse (default: the payload's hook_event_name)")
-    h.add_argument("--root", dest="sub_root", metavar="DIR", help=ROOT_HELP)
+    add_store_arguments(h)
 
 
-def run_view(args: argparse.Namespace, root: Path) -> int:
-    if args.command == "hook":
+def run_view(args: argparse.Namespace, choice: StoreChoice | None) -> int:
+    if args.command == "hook" or choice is None:
         from .claude_hook import main as hook_main
 
-        return hook_main(args.event, getattr(args, "sub_root", None) or args.root)
+        return hook_main(args.event, args.sub_root or args.root, store_arg=args.sub_store or args.store)
     try:
-        store = existing_store(root)
-    except ViewError as e:  # cannot run as configured: the same exit code as `status` and serving
+        store = open_for_reading(choice)
+    except StoreChoiceError as e:  # cannot run as configured: the same exit code as `status` and serving
         print(f"planning-mcp: {e}", file=sys.stderr)
         return 2
+    try:
+        return _show(args, store)
+    finally:
+        store.close()
+
+
+def _show(args: argparse.Namespace, store: PlanStore) -> int:
     try:
         if args.command == "board":
             names = select_plans(store, args.plan)
@@ -88,17 +96,7 @@ def _console() -> Any:
     return PipeConsole()
 
 
-def existing_store(root: Path) -> FileStore:
-    """A store over a root that exists; read-only commands never create one."""
-    if not root.is_dir():
-        raise ViewError(
-            f"no planning folder at {root}; run from your project folder, or pass --root DIR "
-            "(or set PLANNING_MCP_ROOT) to where the server keeps its plans"
-        )
-    return FileStore(root)
-
-
-def select_plans(store: FileStore, wanted: str | None) -> list[str]:
+def select_plans(store: PlanStore, wanted: str | None) -> list[str]:
     """No name: every active plan. A name or a unique part of one: that plan, by the rule
     the tools' `plan` argument follows (names.match_plan)."""
     active = store.active_plans()
@@ -109,7 +107,7 @@ def select_plans(store: FileStore, wanted: str | None) -> list[str]:
     return [name]
 
 
-def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:
+def _snapshots(store: PlanStore, names: Sequence[str]) -> list[PlanSnapshot]:
     out = []
     for n in names:
         try:
@@ -121,23 +119,33 @@ def _snapshots(store: FileStore, names: Sequence[str]) -> list[PlanSnapshot]:
     return out
 
 
-def board_text(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
+def board_text(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
     if not snaps:
-        return f"No active plans in {store.root}."
+        return f"No active plans in {store.describe()}."
     boards = []
     for snap in snaps:
         tasks = sorted(snap.tasks.values(), key=lambda t: t.id)
         board = task_board(snap.summary(), tasks, graph.open_blockers_by_task(snap), snap.corrupt)
         head, _, rest = board.partition("\n")
         archived = " (archived)" if snap.archived else ""
-        folder = (store.done if snap.archived else store.todo) / snap.name
         notes = [
-            f"! {escape(str(folder / c.file))} cannot be read: fix it or move it out of the folder by hand "
+            f"! {escape(_place(store, snap.name, c.file))} cannot be read: fix it or move it out of the "
+            f"{'folder' if isinstance(store, PlanFolders) else 'database'} by hand "
             "(nothing overwrites it; the other tasks keep working)"
             for c in snap.corrupt
         ]
         boards.append("\n".join([f"{head}{archived}  {escape(snap.title)}\n{rest}".rstrip(), *notes]))
     return "\n\n".join(boards)
+
+
+def _place(store: PlanStore, plan: str, file: str) -> str:
+    """Where a damaged task is: its file on this machine, else the backend's location."""
+    try:
+        if isinstance(store, PlanFolders):
+            return str(store.plan_folder(plan) / file)
+        return f"{store.location(plan)} {file}"
+    except PlanNotFound:
+        return f"{plan} {file}"
 
 
 def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
@@ -160,14 +168,14 @@ def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
     return data
 
 
-def board_json(store: FileStore, snaps: Sequence[PlanSnapshot]) -> str:
+def board_json(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
     plans = [plan_data(s, detail=True) for s in snaps]
-    return _json({"root": str(store.root), "plans": plans})
+    return _json({"root": store.describe(), "plans": plans})
 
 
-def status_json(store: FileStore) -> str:
+def status_json(store: PlanStore) -> str:
     plans = [plan_data(s, detail=False) for s in _snapshots(store, store.active_plans())]
-    return _json({"root": str(store.root), "plans": plans})
+    return _json({"root": store.describe(), "plans": plans})
 
 
 def _json(data: Any) -> str:

@@ -1,10 +1,10 @@
 """Telling listening clients that plans changed, whoever changed them.
 
-One watcher per server: the OS tells it of every change under the store's folders
-(watchfiles: inotify, FSEvents, ReadDirectoryChangesW), within STEP_MS of the last
-event of a burst, so an idle server does nothing. Where the OS cannot watch, it polls
-the store's plan versions every WATCH_INTERVAL instead. Even while watching, versions
-are compared every SAFETY_NET_MS, for a change made before the watch began. Changes made
+One watcher per server, fed by the store's change feed (store.ChangeFeed: the file
+store's OS watcher, the database's LISTEN/NOTIFY), so an idle server does nothing.
+Without a feed, or when it fails, it polls the store's plan versions every
+WATCH_INTERVAL instead. Even while following a feed, versions are compared every
+SAFETY_NET_S, for a change made before the feed began (or a notice the database lost). Changes made
 by this process, by another server process or by hand all reach clients the same way:
 2026 clients through the subscription bus (`subscriptions/listen`), 2025 clients
 through their connection's standalone channel.
@@ -19,10 +19,12 @@ session (mcp-session-id), and its exit stack tells us when it ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -31,17 +33,17 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from planning_core.store import PlanStore
+from planning_core import PlanningError, StorageError
+from planning_core.store import ChangeFeed, PlanStore, PlanVersion
 
 from .sdk import connection_of
 
 log = logging.getLogger(__name__)
 
 ACTIVE_URI = "plans://active"
-WATCH_INTERVAL = 0.25  # the poll, where the OS cannot watch
-STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
-DEBOUNCE_MS = 200  # ... or at most this long after its first event
-SAFETY_NET_MS = 2_000
+WATCH_INTERVAL = 0.25  # the poll, where the store has no change feed
+SAFETY_NET_S = 2.0  # plan versions are compared at least this often while following a feed
+FEED_BUFFER = 16  # batches of names in flight from the feed's thread
 # Far more than the plans and tasks a client can watch; a client asking for more is
 # refused rather than allowed to grow the server without bound.
 MAX_SUBSCRIPTIONS = 1_000
@@ -130,58 +132,74 @@ async def _to_each(connections: list[Connection], send: Callable[[Connection], A
 
 
 async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_INTERVAL) -> None:
-    """Notify on every change until cancelled: from the OS where it can watch the
-    store's folders, else by polling plan versions every `interval`."""
+    """Notify on every change until cancelled: from the store's change feed where it has
+    one (the OS watcher of the file store, the database's LISTEN/NOTIFY), else by polling
+    plan versions every `interval`."""
     previous = await anyio.to_thread.run_sync(store.plan_versions)
-    roots = store.watch_roots()
-    if roots:
+    if isinstance(store, ChangeFeed):
         try:
-            previous = await _watch_os(store, notifier, roots, previous)
-        except Exception as e:  # no watches left, a file system the OS cannot watch: poll
-            log.warning("cannot watch %s (%s); polling every %s s", ", ".join(map(str, roots)), e, interval)
+            previous = await _follow(store, notifier, previous)
+        except StorageError as e:  # no watches left, a file system the OS cannot watch, ...
+            log.warning("cannot follow changes of %s (%s); polling every %s s", store.describe(), e, interval)
     while True:
         await anyio.sleep(interval)
         try:
-            previous = await _report(store, notifier, previous, ())
-        except OSError as e:
-            log.warning("cannot watch the planning root: %s", e)
+            previous = await _report(store, notifier, previous, set())
+        except (OSError, PlanningError) as e:
+            log.warning("cannot read the plans in %s: %s", store.describe(), e)
 
 
-async def _watch_os(
-    store: PlanStore, notifier: Notifier, roots: list[str], previous: dict[str, object]
-) -> dict[str, object]:
-    from watchfiles import awatch  # imported here: the poll needs nothing of it
+async def _follow(store: ChangeFeed, notifier: Notifier, previous: dict[str, PlanVersion]) -> dict[str, PlanVersion]:
+    """Report what the feed names (and, every SAFETY_NET_S, what plan versions show)."""
+    plans = cast(PlanStore, store)
+    send, receive = anyio.create_memory_object_stream[set[str]](FEED_BUFFER)
+    stop = threading.Event()
 
-    async for changes in awatch(
-        *roots,
-        watch_filter=None,
-        debounce=DEBOUNCE_MS,
-        step=STEP_MS,
-        rust_timeout=SAFETY_NET_MS,
-        yield_on_timeout=True,
-        recursive=True,
-        ignore_permission_denied=True,
-    ):
+    def pump() -> None:  # in a worker thread: the feed blocks
+        with send:
+            for names in store.changes(stop, SAFETY_NET_S):
+                try:
+                    anyio.from_thread.run(send.send, names)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
+                    return  # the watcher was cancelled: nobody listens any more
+
+    failure: list[StorageError] = []
+
+    async def run_pump() -> None:
         try:
-            previous = await _report(store, notifier, previous, (path for _, path in changes))
-        except OSError as e:
-            log.warning("cannot read the planning root: %s", e)
+            await anyio.to_thread.run_sync(pump, abandon_on_cancel=True)
+        except StorageError as e:  # the feed cannot watch: the receiving loop ends, then we poll
+            failure.append(e)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_pump)
+            async with receive:
+                async for names in receive:
+                    try:
+                        previous = await _report(plans, notifier, previous, names)
+                    except (OSError, PlanningError) as e:
+                        log.warning("cannot read the plans in %s: %s", plans.describe(), e)
+        if failure:
+            raise failure[0]
+    finally:
+        stop.set()
     return previous
 
 
 async def _report(
-    store: PlanStore, notifier: Notifier, previous: dict[str, object], paths: Iterable[str]
-) -> dict[str, object]:
-    """Notify about plans whose version moved or whose files the OS named; the new versions."""
+    store: PlanStore, notifier: Notifier, previous: dict[str, PlanVersion], named: set[str]
+) -> dict[str, PlanVersion]:
+    """Notify about plans whose version moved or that the feed named; the new versions."""
     current = await anyio.to_thread.run_sync(store.plan_versions)
-    touched = store.plans_of(paths) & current.keys()  # a file edited in place moves no version
+    touched = named & current.keys()  # a file edited in place moves no folder version
     changed = sorted(
         {n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n)} | touched
     )
     if not changed:
         return current
     came_or_went = current.keys() != previous.keys() or any(
-        n in previous and n in current and _place(current[n]) != _place(previous[n]) for n in changed
+        n in previous and n in current and current[n].archived != previous[n].archived for n in changed
     )
     for name in changed:
         await notifier.resource_updated(plan_uri(name))
@@ -189,7 +207,3 @@ async def _report(
     if came_or_went:
         await notifier.list_changed()
     return current
-
-
-def _place(version: object) -> object:
-    return version[0] if isinstance(version, tuple) else version

@@ -53,7 +53,7 @@ def plan_resources(state: AppState) -> list[Resource]:
     (titles are cached by the store until plan.md changes)."""
     store = state.store
     return [
-        Resource(uri=plan_uri(name), name=name, title=store.cache.title(store.todo / name), mime_type=PLAN_MIME)
+        Resource(uri=plan_uri(name), name=name, title=store.title(name), mime_type=PLAN_MIME)
         for name in store.active_plans()
     ]
 

@@ -2,28 +2,45 @@
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 
-from planning_core import FileStore, Planner, Session
+from planning_core import Planner, Session
 from planning_core.actions import Actions
+from planning_core.store import PlanStore, SharedSessions
 
 DEFAULT_SESSION = "default"
 MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
 
+# The session a tool call holds (SharedSessions: loaded and locked in the store for the
+# call, saved after it): what the tool and the reminders of that call both change.
+_held: ContextVar[tuple[str, Session] | None] = ContextVar("held_session", default=None)
+
 
 @dataclass
 class AppState:
-    store: FileStore
+    store: PlanStore
     planner: Planner
     actions: Actions
     sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
 
     def session(self, key: str) -> Session:
+        """The session of `key`: the one the current tool call holds, else (a shared
+        store) as stored, else this process's own."""
+        held = _held.get()
+        if held is not None and held[0] == key:
+            return held[1]
+        if isinstance(self.store, SharedSessions):
+            with self.store.edit_session(key) as data:  # a read: saved unchanged
+                return Session.from_state(data)
         found = self.sessions.get(key)
         if found is None:
             found = self.sessions[key] = Session()
@@ -32,6 +49,32 @@ class AppState:
         else:
             self.sessions.move_to_end(key)
         return found
+
+    @asynccontextmanager
+    async def session_scope(self, key: str) -> AsyncIterator[Session]:
+        """Hold one session for a tool call. With a store that keeps sessions (servers
+        sharing a database, each request maybe on another) it is read and locked in the
+        store for the call and written back after it, so requests alternating between
+        servers see one todo list, current plan and reminder clock."""
+        if not isinstance(self.store, SharedSessions):
+            yield self.session(key)
+            return
+        edit = self.store.edit_session(key)
+        data = await anyio.to_thread.run_sync(edit.__enter__)
+        session = Session.from_state(data)
+        token = _held.set((key, session))
+        try:
+            yield session
+        except BaseException:
+            _held.reset(token)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(edit.__exit__, *sys.exc_info())
+            raise
+        _held.reset(token)
+        data.clear()
+        data.update(session.to_state())
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(edit.__exit__, None, None, None)
 
     def plan_has_work(self, session: Session) -> bool:
         return self.planner.has_work_in_progress(session.current_plan)

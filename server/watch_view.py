@@ -1,15 +1,18 @@
 """`planning-mcp watch`: a live terminal view of the active plans.
 
 One panel per plan: a progress bar, the tasks in progress (with owner), what is
-ready to start next, and anything unreadable. The view polls the plan folders
-(FileStore.plan_versions(), one stat per plan) and redraws when any process changes
-a plan; it never writes.
+ready to start next, and anything unreadable. The view follows the store's change feed
+(the file store's OS watcher, the database's LISTEN/NOTIFY) and redraws when any process
+changes a plan, at once; without a feed it polls the plan versions every --interval.
+It never writes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
+from collections.abc import Iterator
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -18,8 +21,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from planning_core import FileStore, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core import PlanningError, PlanSnapshot, StorageError, TaskStatus, graph
 from planning_core.safetext import escape as plain
+from planning_core.store import ChangeFeed, PlanStore
 
 # Every text from a plan folder goes through plain() (task files and plan.md are hand-
 # editable: an ESC must not reach the terminal) and into a Text object, never a markup
@@ -75,7 +79,7 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
     )
 
 
-def frame(store: FileStore, seen: str = "", live: bool = True) -> RenderableType:
+def frame(store: PlanStore, seen: str = "", live: bool = True) -> RenderableType:
     """Everything on screen at one moment."""
     panels: list[RenderableType] = []
     problems: list[str] = []
@@ -87,14 +91,12 @@ def frame(store: FileStore, seen: str = "", live: bool = True) -> RenderableType
         except OSError as e:
             problems.append(plain(f"{name}: {e.strerror or e}"))
     head = Text("planning-mcp watch", style="bold")
-    head.append(f"  {store.root}", style="dim")
+    head.append(f"  {store.describe()}", style="dim")
     head.append(f"  {len(panels)} active plan{'s' if len(panels) != 1 else ''}")
     if seen:
         head.append(f"  last change {seen}", style="dim")
     parts: list[RenderableType] = [head]
-    if not store.root.is_dir():
-        parts.append(Text(f"(waiting: {store.root} does not exist yet)", style="yellow"))
-    elif not panels:
+    if not panels and not problems:
         parts.append(Text("(no active plans; they appear here as soon as an agent calls PlanCreate)", style="dim"))
     parts += panels
     parts += [Text(f"! {p}", style="red") for p in problems]
@@ -103,14 +105,32 @@ def frame(store: FileStore, seen: str = "", live: bool = True) -> RenderableType
     return Group(*parts)
 
 
-def _versions(store: FileStore) -> object:
+def _versions(store: PlanStore) -> object:
     try:
         return store.plan_versions()
-    except OSError:
+    except (OSError, PlanningError):
         return None
 
 
-def watch(store: FileStore, interval: float = 1.0, once: bool = False, console: Console | None = None) -> int:
+def _ticks(store: PlanStore, interval: float) -> Iterator[bool]:
+    """One item per moment to look again: True when the store's feed named a changed
+    plan. From the feed where there is one (it also yields every `interval`), else (or
+    when it fails) every `interval`."""
+    if isinstance(store, ChangeFeed):
+        stop = threading.Event()
+        try:
+            for names in store.changes(stop, interval):
+                yield bool(names)
+        except StorageError:
+            pass  # cannot watch here: poll
+        finally:
+            stop.set()
+    while True:
+        time.sleep(interval)
+        yield False
+
+
+def watch(store: PlanStore, interval: float = 1.0, once: bool = False, console: Console | None = None) -> int:
     console = console or Console()
     if once:
         console.print(frame(store, live=False))
@@ -121,18 +141,16 @@ def watch(store: FileStore, interval: float = 1.0, once: bool = False, console: 
         if not console.is_terminal:
             # Piped or logged: one frame per change, no cursor movement.
             console.print(frame(store, seen))
-            while True:
-                time.sleep(interval)
+            for named in _ticks(store, interval):
                 current = _versions(store)
-                if current != versions:
+                if named or current != versions:
                     versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
                     console.print(frame(store, seen))
         last_read = time.monotonic()
         with Live(frame(store, seen), console=console, screen=True, auto_refresh=False) as live:
-            while True:
-                time.sleep(interval)
+            for named in _ticks(store, interval):
                 current = _versions(store)
-                if current != versions:
+                if named or current != versions:
                     versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
                     live.update(frame(store, seen), refresh=True)
                     last_read = time.monotonic()
@@ -144,3 +162,4 @@ def watch(store: FileStore, interval: float = 1.0, once: bool = False, console: 
                     live.refresh()  # follows terminal resizes
     except KeyboardInterrupt:
         return 0
+    return 0

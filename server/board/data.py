@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from planning_core import FileStore, Planner, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core.store import PlanStore
 
 from ..cli_views import plan_data, select_plans
 
@@ -40,13 +41,13 @@ def plan_board(snap: PlanSnapshot) -> dict[str, Any]:
     return data
 
 
-def board_data(store: FileStore, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
+def board_data(store: PlanStore, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
     """The active plans beside one plan's board: `wanted` (a name or a unique part of one,
     by the tools' rule), else the first active plan. A plan that cannot be shown is an
     `error` the page prints, with the plans still listed."""
     planner = Planner(store)
     plans = [p.model_dump(mode="json", by_alias=True) for p in planner.summaries()]
-    out: dict[str, Any] = {"root": str(store.root), "actions": actions, "plans": plans, "plan": None}
+    out: dict[str, Any] = {"root": store.describe(), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
     try:
         names = select_plans(store, wanted) if wanted else [p["name"] for p in plans][:1]

@@ -29,8 +29,9 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 
-from planning_core import FileStore, PlanningError, Session
+from planning_core import PlanningError, Session
 from planning_core.actions import Actions
+from planning_core.store import PlanStore
 
 from ..http import security_for
 from .data import board_data
@@ -59,7 +60,7 @@ PAGE_HEADERS = {
 class BoardSite:
     """The board's routes for one store, as served on `host:port` (the port as bound)."""
 
-    store: FileStore
+    store: PlanStore
     host: str
     port: int
     token: str | None = None
@@ -168,7 +169,7 @@ class BoardSite:
                 now = time.monotonic()
                 try:
                     current: object = await anyio.to_thread.run_sync(self.store.plan_versions)
-                except OSError:
+                except (OSError, PlanningError):  # the database away for a moment: try again
                     current = None
                 if current != versions or now - rebuilt >= FULL_CHECK:
                     versions, rebuilt = current, now

@@ -11,16 +11,17 @@ import argparse
 import contextlib
 import sys
 import webbrowser
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
+
+from ..store_choice import StoreChoice, add_store_arguments
 
 DEFAULT_PORT = 8080
 
 
 def add_web_parser(sub: Any) -> None:
     w = sub.add_parser("web", help="the live task board in your browser (http://127.0.0.1:8080/board)")
-    w.add_argument("--root", dest="sub_root", metavar="DIR", help="planning folder (default: $PLANNING_MCP_ROOT)")
+    add_store_arguments(w)
     w.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1; any other needs --token)")
     w.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks one)")
     w.add_argument("--token", help="required on every request (default: $PLANNING_MCP_TOKEN)")
@@ -32,7 +33,7 @@ def add_web_parser(sub: Any) -> None:
     )
 
 
-def run_web(args: argparse.Namespace, root: Path) -> int:
+def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     """Serve until Ctrl+C. Exit 2 when it cannot start (no such root, no token off loopback,
     port in use), with the reason on one line."""
     import uvicorn
@@ -40,13 +41,13 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     from planning_core import Planner
     from planning_core.actions import Actions
 
-    from ..cli_views import ViewError, existing_store
     from ..http import ServeError, bind, check_token, token_from, url_host
+    from ..store_choice import StoreChoiceError, open_for_reading
     from .routes import BASE, BoardSite
 
     token = token_from(args.token)
     try:
-        store = existing_store(root)
+        store = open_for_reading(choice)
         check_token(args.host, token)
         hooks = None
         if args.actions:
@@ -54,7 +55,7 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
 
             hooks = load_hooks(args.hooks)
         sock = bind(args.host, args.port)
-    except (ServeError, ViewError) as e:
+    except (ServeError, StoreChoiceError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return 2
     port = int(sock.getsockname()[1])
@@ -62,7 +63,9 @@ def run_web(args: argparse.Namespace, root: Path) -> int:
     site = BoardSite(store, args.host, port, token, actions)
     url = f"http://{url_host(args.host)}:{port}{BASE}"
     mode = "actions on" if actions else "read-only"
-    print(f"planning-mcp: the board of {root} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True)
+    print(
+        f"planning-mcp: the board of {choice.shown} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True
+    )
     if args.open:
         webbrowser.open(f"{url}?{urlencode({'token': token})}" if token else url)  # a token may hold & or #
     server = uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off"))

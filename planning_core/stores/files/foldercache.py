@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import fswatch
 from ...errors import PlanNotFound, PlanUnreadable
 from ...models import CorruptFile, Task
 from ...names import plan_title
+from . import fswatch
 from .regularfile import UnreadableFile, read_regular
 from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
 

@@ -17,23 +17,22 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomicfile
 from ...errors import (
     ArchiveExists,
     PlanArchived,
     PlanBusy,
     PlanExists,
-    PlanNotFound,
     PlanningError,
+    PlanNotFound,
     StorageError,
 )
-from .txn import FileTransaction
-from .foldercache import FolderCache
 from ...models import PlanSnapshot, PlanSummary, Task, summarize
 from ...names import check_plan_name
+from ...store import PlanArchiveCheck, PlanRecord, PlanVersion
+from . import atomicfile
+from .foldercache import FolderCache
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
-from ...store import PlanArchiveCheck, PlanRecord, PlanVersion
 from .taskfiles import (
     HIGHWATERMARK,
     LOCK,
@@ -43,6 +42,7 @@ from .taskfiles import (
     load_task,
     task_filename,
 )
+from .txn import FileTransaction
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet

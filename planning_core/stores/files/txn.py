@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomicfile
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted, TaskNotFound
 from ...models import PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
+from . import atomicfile
 from .regularfile import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
 from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task, task_filename
 
