@@ -69,16 +69,21 @@ class Actions:
         # blockers gives the same row and line. Holding the object keeps its id() unique.
         self._rows: dict[int, tuple[Task, list[int], TaskRow, str]] = {}
 
-    def _row(self, t: Task, blockers: list[int]) -> tuple[TaskRow, str]:
+    def _row(self, t: Task, blockers: list[int], claimable: bool = False) -> tuple[TaskRow, str]:
         hit = self._rows.get(id(t))
-        if hit is None or hit[0] is not t or hit[1] != blockers:
+        if hit is None or hit[0] is not t or hit[1] != blockers or hit[2].claimable is not claimable:
             if len(self._rows) >= MAX_KEPT_ROWS:
                 self._rows.clear()
             # From a task already validated: built without re-validating.
             row = TaskRow.model_construct(
-                id=t.id, subject=t.subject, status=t.status.value, owner=t.owner, blocked_by=blockers
+                id=t.id,
+                subject=t.subject,
+                status=t.status.value,
+                owner=t.owner,
+                blocked_by=blockers,
+                claimable=claimable,
             )
-            hit = self._rows[id(t)] = (t, blockers, row, render.task_line(t, blockers))
+            hit = self._rows[id(t)] = (t, blockers, row, render.task_line(t, blockers, claimable))
         return hit[2], hit[3]
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
@@ -130,9 +135,7 @@ class Actions:
         session.current_plan = snap.name
         self._created(snap.name, list(snap.tasks.values()))
         summary = snap.summary()
-        board = render.task_board(
-            summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()}
-        )
+        board = render.task_board(summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()})
         text = f"{CREATED_PLAN}{snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
         return Outcome(text, PlanCreated(plan=summary, task_ids=list(snap.tasks)))
 
@@ -217,7 +220,8 @@ class Actions:
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
         page = self.planner.list_tasks(name, status, owner, limit, cursor)
-        made = [self._row(t, page.open_blockers.get(t.id, [])) for t in page.tasks]
+        claimable = set(page.claimable)  # claims whose lease ran out: another owner may take them
+        made = [self._row(t, page.open_blockers.get(t.id, []), t.id in claimable) for t in page.tasks]
         lines = {t.id: line for t, (_, line) in zip(page.tasks, made, strict=True)}
         text = render.task_board(
             page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor, line_of=lines.__getitem__

@@ -30,6 +30,7 @@ PLAN_MD = "plan.md"
 # request path stalls everyone (100 MB took 1.5-2.3 s), so it is reported unreadable.
 MAX_TASK_FILE_BYTES = 1024 * 1024
 
+
 def task_filename(task_id: int) -> str:
     return f"task_{task_id}.json"
 
@@ -49,6 +50,12 @@ def read_task(path: Path, task_id: int, st: os.stat_result | None = None) -> Tas
         raw = read_regular(path, MAX_TASK_FILE_BYTES, "a task file", st)
     except UnreadableFile as e:
         return e.reason
+    return parse_task(raw, task_id)
+
+
+def parse_task(raw: bytes | str, task_id: int) -> Task | str:
+    """A stored task document, or the reason it is not one: the one rule for every store
+    that keeps tasks as JSON documents (a bad row is reported as a bad file is)."""
     try:
         task = Task.model_validate(json.loads(raw))
     except (ValueError, ValidationError, RecursionError) as e:
