@@ -1,17 +1,20 @@
 """Connections to the database, and what a lost one means for the call that used it.
 
 A pool (psycopg_pool, sync: the core runs in worker threads) hands out autocommit
-connections, each checked on checkout, so connections killed by `pg_terminate_backend` or
-a server restart are replaced rather than failing the next call. Transactions are spelt
+connections. A connection killed by `pg_terminate_backend` or a server restart is found
+dead by the first statement sent on it (a read, or a write's BEGIN), which is then sent
+again on another: nothing of the caller's had been applied. (Checking each connection on
+checkout costs a round trip per call, and the pool's own check waits a 1 s back-off after
+the first dead one.) Transactions are spelt
 out (BEGIN ... COMMIT) so that the one place where a lost connection leaves the outcome
 unknown, the COMMIT, is told apart from the others:
 
 - no connection to be had: DatabaseUnreachable (nothing was sent);
 - lost before COMMIT was sent: the server rolls back; "not applied". The opening of a
-  write (BEGIN, the plan's row lock) is retried once on a fresh connection: nothing of
-  the caller's had been sent yet;
+  write (BEGIN, the plan's row lock) is retried on another connection: nothing of the
+  caller's had been sent yet;
 - lost during COMMIT: "unknown", never retried (the change may be committed);
-- lost during a read: retried once on a fresh connection (a read changes nothing).
+- lost during a read: retried on another connection (a read changes nothing).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ Conn = psycopg.Connection[TupleRow]
 T = TypeVar("T")
 
 POOL_MAX = 10  # connections per store: the server's worker threads share them
+ATTEMPTS = POOL_MAX + 1  # every idle connection may be dead (a restart): then a new one
 CHECKOUT_TIMEOUT = 5.0  # seconds a call waits for a connection before "unreachable"
 DIAGNOSE_TIMEOUT = 3  # seconds for the direct connect that finds out why
 # Defaults for what the URL does not set: a link cut silently (no RST) fails a call in
@@ -97,7 +101,6 @@ class Database:
                     min_size=1,
                     max_size=POOL_MAX,
                     kwargs={"autocommit": True, **self.kwargs},
-                    check=ConnectionPool.check_connection,
                     timeout=CHECKOUT_TIMEOUT,
                     name="planning-mcp",
                     open=False,
@@ -138,15 +141,15 @@ class Database:
     # -- reads and writes ----------------------------------------------------------------
 
     def read(self, doing: str, run: Callable[[Conn], T]) -> T:
-        """run(conn), retried once on a fresh connection if the first one was lost."""
-        for attempt in (1, 2):
+        """run(conn), sent again on another connection while the one used was lost."""
+        for attempt in range(1, ATTEMPTS + 1):
             with self.connection() as conn:
                 try:
                     return run(conn)
                 except psycopg.OperationalError as e:
                     if not is_lost(conn, e):
                         raise DatabaseRefused(self.where, doing, reason_of(e, self.password)) from None
-                    if attempt == 2:
+                    if attempt == ATTEMPTS:
                         raise self.lost(doing, "read", e) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -154,15 +157,15 @@ class Database:
     def write(self, doing: str, begin: Callable[[Conn], T]) -> Iterator[tuple[Conn, T]]:
         """One transaction: BEGIN, begin(conn) (e.g. take a row lock), the block, COMMIT.
         An exception from the block rolls back. See the module docstring for failures."""
-        for attempt in (1, 2):
+        for attempt in range(1, ATTEMPTS + 1):
             with self.connection() as conn:
                 try:
                     conn.execute("BEGIN")
                     opened = begin(conn)
                 except psycopg.OperationalError as e:
                     _rollback(conn)
-                    if is_lost(conn, e) and attempt == 1:
-                        continue  # nothing of the caller's was sent: a fresh connection may do
+                    if is_lost(conn, e) and attempt < ATTEMPTS:
+                        continue  # nothing of the caller's was sent: another connection may do
                     raise self._refused(conn, doing, e) from None
                 except BaseException:
                     _rollback(conn)
