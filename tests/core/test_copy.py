@@ -1,5 +1,6 @@
-"""Copying every plan between stores in-process (planning_core.copy): files -> memory ->
-files gives the same folders byte for byte (names, ids, the high-water mark, edges,
+"""Copying every plan between stores in-process (planning_core.copy), with each backend
+(files, memory, postgres: the `store` fixture) as the target: files -> it -> files gives
+the same folders byte for byte (names, ids, the high-water mark, edges,
 metadata, extra fields, timestamps, archived plans); a second run changes nothing; a
 different plan of the same name is refused and the target keeps it as it was."""
 
@@ -15,9 +16,14 @@ from planning_core.copy import CopyOutcome, NotCopyable, copy_plans
 from planning_core.store import PlanStore
 from planning_core.stores.memory import MemoryStore
 from tests.support.files import edit_task, tree_state
-from tests.support.seed import PLAN_DATE, chain, make_plan, seed_root
+from tests.support.seed import PLAN_DATE, chain, make_plan, seed_plan, seed_root
+from tests.support.stores import stored_plan, stored_state
 
 EXTRA = {"estimate": {"hours": 3, "confidence": "low"}}  # a field a newer client wrote
+SEED = f"{PLAN_DATE}-add-auth"
+SHIPPED = f"{PLAN_DATE}-shipped"
+TRIMMED = f"{PLAN_DATE}-trimmed"
+NAMES = [SEED, SHIPPED, TRIMMED]  # oldest first: by name (they begin with their date)
 
 
 def files_store(root: Path) -> FileStore:
@@ -47,109 +53,82 @@ def source(tmp_path: Path) -> FileStore:
     return FileStore(root)
 
 
-def test_files_to_memory_to_files_is_byte_identical(source: FileStore, tmp_path: Path) -> None:
-    memory = MemoryStore()
-    first = copy_plans(source, memory)
-    names = [f"{PLAN_DATE}-add-auth", f"{PLAN_DATE}-shipped", f"{PLAN_DATE}-trimmed"]
-    assert first.copied == names and not first.identical and not first.refused
-    assert memory.active_plans() == [names[0], names[2]] and memory.archived_plans() == [names[1]]
+def test_a_round_trip_through_each_store_is_byte_identical(source: FileStore, store: PlanStore, tmp_path: Path) -> None:
+    """files -> `store` -> files: the same folders, files and bytes (task files, plan.md,
+    the high-water mark, todo/ or done/), whichever store is in the middle."""
+    first = copy_plans(source, store)
+    assert first.copied == NAMES and not first.identical and not first.refused
+    assert store.active_plans() == [SEED, TRIMMED] and store.archived_plans() == [SHIPPED]
 
     back = files_store(tmp_path / "back")
-    second = copy_plans(memory, back)
-    assert second.copied == names
+    second = copy_plans(store, back)
+    assert second.copied == NAMES
     assert tree_state(back.root) == tree_state(source.root)
 
 
-def test_memory_serves_what_was_copied(source: FileStore) -> None:
-    memory = MemoryStore()
-    copy_plans(source, memory)
-    seed = f"{PLAN_DATE}-add-auth"
-    for name in (seed, f"{PLAN_DATE}-shipped"):
-        assert memory.snapshot(name).tasks == source.snapshot(name).tasks  # statuses, owners, edges, timestamps
-        assert memory.read_plan_md(name) == source.read_plan_md(name)
-    got = memory.get_task(seed, 2)
-    assert got.model_dump(by_alias=True)["estimate"] == EXTRA["estimate"]
-    assert memory.get_task(seed, 4).metadata == {"ticket": "AUTH-4", "labels": ["api", "security"]}
-    assert memory.get_task(seed, 4).blocked_by == [2, 3] and memory.get_task(seed, 1).blocks == [2, 3]
+def test_the_target_serves_what_was_copied(source: FileStore, store: PlanStore) -> None:
+    copy_plans(source, store)
+    for name in NAMES:
+        assert store.snapshot(name).tasks == source.snapshot(name).tasks  # statuses, owners, edges, timestamps
+        assert store.read_plan_md(name) == source.read_plan_md(name)
+    assert store.get_task(SEED, 2).model_dump(by_alias=True)["estimate"] == EXTRA["estimate"]
+    assert store.get_task(SEED, 4).metadata == {"ticket": "AUTH-4", "labels": ["api", "security"]}
+    assert store.get_task(SEED, 4).blocked_by == [2, 3] and store.get_task(SEED, 1).blocks == [2, 3]
+    assert store.get_task(SEED, 3).owner == "alice"
+    assert store.get_task(SEED, 2).created_at == source.get_task(SEED, 2).created_at != ""
 
 
-def test_a_deleted_last_id_is_not_reused_after_the_copy(source: FileStore, tmp_path: Path) -> None:
-    trimmed = f"{PLAN_DATE}-trimmed"
-    assert sorted(source.snapshot(trimmed).tasks) == [1, 2]  # #3 was deleted: 3 stays burnt
-    memory = MemoryStore()
-    copy_plans(source, memory)
-    assert Planner(memory).create_task(trimmed, "after the copy").id == 4
-    back = files_store(tmp_path / "back")
-    copy_plans(source, back)
-    assert Planner(back).create_task(trimmed, "after the copy").id == 4
+def test_a_deleted_last_id_is_not_reused_after_the_copy(source: FileStore, store: PlanStore) -> None:
+    assert sorted(source.snapshot(TRIMMED).tasks) == [1, 2]  # #3 was deleted: 3 stays burnt
+    copy_plans(source, store)
+    assert Planner(store).create_task(TRIMMED, "after the copy").id == 4
 
 
-def test_a_second_run_changes_nothing(source: FileStore, tmp_path: Path) -> None:
-    target = files_store(tmp_path / "dst")
-    copy_plans(source, target)
-    before = tree_state(target.root)
-    stamps = {p: p.stat().st_mtime_ns for p in target.root.rglob("*")}
-    again = copy_plans(source, target)
-    assert again.identical == [p.name for p in again.plans] and not again.copied and not again.refused
-    assert tree_state(target.root) == before
-    assert {p: p.stat().st_mtime_ns for p in target.root.rglob("*")} == stamps  # nothing rewritten
-
-    memory = MemoryStore()
-    copy_plans(source, memory)
-    version = memory.plan_versions()
-    assert not copy_plans(source, memory).copied
-    assert memory.plan_versions() == version
+def test_a_second_run_changes_nothing(source: FileStore, store: PlanStore) -> None:
+    copy_plans(source, store)
+    before = stored_state(store)
+    again = copy_plans(source, store)
+    assert again.identical == NAMES and not again.copied and not again.refused
+    assert stored_state(store) == before  # the plans, and their versions: not even a rewrite
+    if isinstance(store, FileStore):
+        stamps = {p: p.stat().st_mtime_ns for p in store.root.rglob("*")}
+        copy_plans(source, store)
+        assert {p: p.stat().st_mtime_ns for p in store.root.rglob("*")} == stamps
 
 
-def test_a_different_plan_of_the_same_name_is_refused_and_kept(source: FileStore, tmp_path: Path) -> None:
-    dst_root = tmp_path / "dst"
-    seed_root(dst_root, in_progress=False)  # same name, same tasks, but #3 is not in progress
-    before = tree_state(dst_root)
-    report = copy_plans(source, files_store(dst_root))
-    seed = f"{PLAN_DATE}-add-auth"
-    assert report.refused == [seed]
-    assert report.copied == [f"{PLAN_DATE}-shipped", f"{PLAN_DATE}-trimmed"]  # the others still go
-    after = tree_state(dst_root)
-    assert {k: v for k, v in after.items() if k.startswith(f"todo/{seed}")} == {
-        k: v for k, v in before.items() if k.startswith(f"todo/{seed}")
-    }
+def test_a_different_plan_of_the_same_name_is_refused_and_kept(source: FileStore, store: PlanStore) -> None:
+    seed_plan(Planner(store), in_progress=False)  # same name, same tasks, but #3 is not in progress
+    before = stored_plan(store, SEED)
+    report = copy_plans(source, store)
+    assert report.refused == [SEED]
+    assert report.copied == [SHIPPED, TRIMMED]  # the others still go
+    assert stored_plan(store, SEED) == before
+    assert store.get_task(SEED, 3).status.value == "pending"
     refused = next(p for p in report.plans if p.outcome is CopyOutcome.REFUSED)
     assert "different plan" in refused.line() and "left as it is" in refused.line()
-    assert seed in report.summary() and "1 refused" in report.summary()
+    assert SEED in report.summary() and "1 refused" in report.summary()
 
 
-def test_active_here_archived_there_counts_as_different(source: FileStore, tmp_path: Path) -> None:
-    """The same plan, byte for byte, archived in the target: refused, not merged."""
-    target = files_store(tmp_path / "dst")
-    copy_plans(source, target)
-    seed = f"{PLAN_DATE}-add-auth"
-    Planner(target).archive(seed, force=True)
-    before = tree_state(target.root)
-    report = copy_plans(source, target)
-    assert report.refused == [seed]
-    assert tree_state(target.root) == before
-
-    memory = MemoryStore()
-    copy_plans(source, memory)
-    Planner(memory).archive(seed, force=True)
-    assert copy_plans(source, memory).refused == [seed]
-    assert memory.is_archived(seed)
+def test_active_here_archived_there_counts_as_different(source: FileStore, store: PlanStore) -> None:
+    """The same plan, byte for byte, but archived in the target: refused, not merged."""
+    copy_plans(source, store)
+    Planner(store).archive(SEED, force=True)
+    before = stored_state(store)
+    assert copy_plans(source, store).refused == [SEED]
+    assert stored_state(store) == before and store.is_archived(SEED)
 
 
 def test_damaged_and_hand_edited_files_are_copied_as_they_are(source: FileStore, tmp_path: Path) -> None:
     """Files to files copies the bytes, not the planner's reading of them: a torn task file
     stays torn, and a plan with no high-water mark gets the highest id on disk."""
-    seed = source.todo / f"{PLAN_DATE}-add-auth"
-    (seed / "task_3.json").write_bytes(b'{"id": 3, "subject": "Add lo')
-    trimmed = source.todo / f"{PLAN_DATE}-trimmed"
-    (trimmed / ".highwatermark").unlink()
+    (source.todo / SEED / "task_3.json").write_bytes(b'{"id": 3, "subject": "Add lo')
+    (source.todo / TRIMMED / ".highwatermark").unlink()
     target = files_store(tmp_path / "dst")
     copy_plans(source, target)
-    copied = target.todo / f"{PLAN_DATE}-add-auth"
-    assert (copied / "task_3.json").read_bytes() == b'{"id": 3, "subject": "Add lo'
-    assert [c.task_id for c in target.snapshot(seed.name).corrupt] == [3]
-    assert (target.todo / trimmed.name / ".highwatermark").read_text() == "2\n"
-    assert copy_plans(source, target).identical == [p.name for p in copy_plans(source, target).plans]
+    assert (target.todo / SEED / "task_3.json").read_bytes() == b'{"id": 3, "subject": "Add lo'
+    assert [c.task_id for c in target.snapshot(SEED).corrupt] == [3]
+    assert (target.todo / TRIMMED / ".highwatermark").read_text() == "2\n"
+    assert copy_plans(source, target).identical == NAMES
 
 
 def test_a_store_that_cannot_copy_is_refused_before_anything_is_written(source: FileStore, tmp_path: Path) -> None:
