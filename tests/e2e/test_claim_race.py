@@ -205,3 +205,15 @@ def test_an_expired_lease_is_taken_over_by_exactly_one_other(agents: list[Agent]
     assert stored["leaseSeconds"] == 600
     ok, text, _ = first.call("TaskUpdate", {"taskId": tid, "owner": first.name, "plan": plan})
     assert not ok and CONFLICT in text and repr(winner) in text, text
+
+
+@pytest.mark.parametrize("bad", [0, 86_401, True, 1.5, "60"])
+def test_a_lease_that_is_not_a_whole_number_of_seconds_in_range_is_refused(agents: list[Agent], bad: object) -> None:
+    a = agents[0]
+    plan = make_plan(a)
+    tid = new_task(a, plan, "bad lease")
+    ok, text, _ = a.call(
+        "TaskUpdate", {"taskId": tid, "status": "in_progress", "owner": a.name, "leaseSeconds": bad, "plan": plan}
+    )
+    assert not ok and "leaseSeconds" in text, text
+    assert (task(a, plan, tid)["status"], task(a, plan, tid)["owner"]) == ("pending", "")
