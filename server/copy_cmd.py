@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 
 from planning_core import PlanningError
 from planning_core.copy import PlanCopy, copy_plans
-from planning_core.store import PlanStore, open_store, redact
-from planning_core.stores.files import FileStore
+from planning_core.store import PlanStore, redact
+
+from .store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 
 STORE_HELP = "a folder or file: URL (the file store), or postgresql://USER:PASSWORD@HOST/DB"
 
@@ -37,18 +38,14 @@ def run_copy(args: argparse.Namespace) -> int:
     urls: list[str] = [args.copy_from, args.copy_to]
     stores: list[PlanStore] = []
     try:
-        src = open_store(args.copy_from)
-        stores.append(src)
-        dst = open_store(args.copy_to)
-        stores.append(dst)
-        if isinstance(src, FileStore) and not src.root.is_dir():
-            print(f"planning-mcp: no planning folder at {src.root} to copy from", file=sys.stderr)
+        source, target = from_text(args.copy_from, "--from "), from_text(args.copy_to, "--to ")
+        if source.folder is not None and not source.folder.is_dir():  # a typo: never a new empty folder
+            print(f"planning-mcp: no planning folder at {source.folder} to copy from", file=sys.stderr)
             return CONFIG_ERROR
-        if not isinstance(src, FileStore):
-            src.prepare()  # a database: connect (and find its schema) before reading it
-        dst.prepare()
-        report = copy_plans(src, dst, on_plan=_print_plan)
-    except (PlanningError, OSError) as e:
+        stores.append(open_for_reading(source))  # a database: connected and its schema found
+        stores.append(open_for_writing(target))
+        report = copy_plans(stores[0], stores[1], on_plan=_print_plan)
+    except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {_scrub(str(e), urls)}", file=sys.stderr)
         return CONFIG_ERROR
     finally:
