@@ -1,4 +1,6 @@
-"""HTTP and SSE end to end: `planning-mcp serve` as a child process on a free loopback port."""
+"""HTTP and SSE end to end: `planning-mcp serve` as a child process on a loopback port, on
+every store a server child can be given (store_url: files, postgres); a bad root is a
+file-store matter and stays on files."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.mcp import text_of
-from tests.support.procs import HOST, free_port, run_cli, serving
+from tests.support.procs import HOST, free_port, run_cli
+from tests.support.store_urls import serving_store
 
 MODES = ["legacy", "auto"]
 TOKEN = "e2e-s3cret-token"
@@ -38,8 +41,8 @@ def authed(token: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60))
 
 
-async def test_streamable_http_both_modes(tmp_path: Path) -> None:
-    with serving(tmp_path, "http") as srv, anyio.fail_after(60):
+async def test_streamable_http_both_modes(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "http", store_url) as srv, anyio.fail_after(60):
         for mode in MODES:
             async with Client(f"{srv.base}/mcp", mode=mode) as client:
                 await short_flow(client, f"HTTP {mode}")
@@ -53,15 +56,15 @@ async def test_streamable_http_both_modes(tmp_path: Path) -> None:
             assert r.status_code == 403
 
 
-async def test_sse_both_modes(tmp_path: Path) -> None:
-    with serving(tmp_path, "sse") as srv, anyio.fail_after(60):
+async def test_sse_both_modes(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "sse", store_url) as srv, anyio.fail_after(60):
         for mode in MODES:
             async with Client(sse_client(f"{srv.base}/sse"), mode=mode) as client:
                 await short_flow(client, f"SSE {mode}")
 
 
-async def test_token_is_required_and_checked(tmp_path: Path) -> None:
-    with serving(tmp_path, "http", token=TOKEN) as srv, anyio.fail_after(60):
+async def test_token_is_required_and_checked(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "http", store_url, token=TOKEN) as srv, anyio.fail_after(60):
         url = f"{srv.base}/mcp"
         async with httpx2.AsyncClient(timeout=10) as raw:
             assert (await raw.post(url, json=PING, headers=ACCEPT)).status_code == 401
@@ -78,8 +81,8 @@ async def test_token_is_required_and_checked(tmp_path: Path) -> None:
                 await client.list_tools()
 
 
-async def test_token_guards_sse(tmp_path: Path) -> None:
-    with serving(tmp_path, "sse", token=TOKEN) as srv, anyio.fail_after(60):
+async def test_token_guards_sse(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "sse", store_url, token=TOKEN) as srv, anyio.fail_after(60):
         async with httpx2.AsyncClient(timeout=10) as raw:
             assert (await raw.get(f"{srv.base}/sse")).status_code == 401
             assert (await raw.post(f"{srv.base}/messages/?session_id=x", json=PING)).status_code == 401
@@ -96,19 +99,19 @@ def one_error_line(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
-def test_non_loopback_needs_a_token(transport: str, tmp_path: Path) -> None:
+def test_non_loopback_needs_a_token(transport: str, store_url: str) -> None:
     r = run_cli(["serve", "--transport", transport, "--host", "0.0.0.0", "--port", str(free_port()),
-                 "--root", str(tmp_path / "root")])
+                 "--store", store_url])
     assert r.returncode != 0
     assert "--token" in one_error_line(r.stderr)
 
 
-def test_port_in_use(tmp_path: Path) -> None:
+def test_port_in_use(store_url: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
         busy.bind((HOST, 0))
         busy.listen(1)
         port = busy.getsockname()[1]
-        r = run_cli(["serve", "--transport", "http", "--port", str(port), "--root", str(tmp_path / "root")])
+        r = run_cli(["serve", "--transport", "http", "--port", str(port), "--store", store_url])
     assert r.returncode != 0
     line = one_error_line(r.stderr)
     assert str(port) in line and "--port" in line

@@ -1,7 +1,9 @@
 """Promise: over streamable HTTP an answer or notification in flight survives a dropped stream.
 Every SSE event carries an id; a GET with `Last-Event-ID` sends what came after it, to the
 client's own session only, from a store that stays bounded. Real `planning-mcp serve
---transport http` children on 127.0.0.1 ports, driven with raw HTTP (the SDK client hides ids)."""
+--transport http` children on 127.0.0.1 ports, driven with raw HTTP (the SDK client hides ids),
+on every store a child can be given (store_url); the test that touches plan folders to make
+the watcher notify stays on files."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 
 from server.eventstore import MAX_EVENT_BYTES_TOTAL, MAX_EVENTS_PER_STREAM, MAX_EVENTS_TOTAL
 from tests.support.procs import Served, serving, wait_until
+from tests.support.store_urls import serving_store
 
 PROTOCOL = "2025-11-25"  # the first version with priming events, so the first that can resume
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -108,8 +111,8 @@ def ids(events: list[Event]) -> list[int]:
     return [int(e["id"]) for e in events]
 
 
-def test_every_event_has_an_id(tmp_path: Path) -> None:
-    with serving(tmp_path, "http") as srv, session(srv) as s:
+def test_every_event_has_an_id(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         events = s.init_events + s.request(1, "ping") + s.request(2, "tools/list")
         assert all("id" in e for e in events), events
         assert ids(events) == sorted(set(ids(events)))  # unique and in the order sent
@@ -122,8 +125,8 @@ def test_every_event_has_an_id(tmp_path: Path) -> None:
         assert message(note)["method"] == "notifications/resources/updated" and int(note["id"]) > ids(events)[-1]
 
 
-def test_notifications_missed_while_disconnected_are_replayed(tmp_path: Path) -> None:
-    with serving(tmp_path, "http") as srv, session(srv) as s:
+def test_notifications_missed_while_disconnected_are_replayed(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         s.request(1, "resources/subscribe", {"uri": "plans://active"})
         with s.http.stream("GET", s.url, headers=s.headers) as live:
             s.call(2, "PlanCreate", title="Resume", analysis="a", approach="b")
@@ -139,7 +142,9 @@ def test_notifications_missed_while_disconnected_are_replayed(tmp_path: Path) ->
         }
 
 
-def test_answer_in_flight_survives_a_dropped_post_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_answer_in_flight_survives_a_dropped_post_stream(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The client's POST stream drops while the server is still working on the answer (a
     TaskCompleted hook holds it); the answer, produced with nobody listening, is replayed."""
     started, go = tmp_path / "hook-started", tmp_path / "hook-go"
@@ -148,7 +153,7 @@ def test_answer_in_flight_survives_a_dropped_post_stream(tmp_path: Path, monkeyp
     command = f"touch '{started}'; cat '{go}' >/dev/null"
     hooks.write_text(json.dumps({"TaskCompleted": [{"command": command, "timeout": 60}]}))
     monkeypatch.setenv("PLANNING_MCP_HOOKS", str(hooks))
-    with serving(tmp_path, "http") as srv, session(srv) as s:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         s.call(1, "PlanCreate", title="Drop", analysis="a", approach="b", tasks=[{"subject": "Go", "description": "d"}])
         body = rpc(2, "tools/call", {"name": "TaskUpdate", "arguments": {"taskId": 1, "status": "completed"}})
         with httpx2.Client(timeout=20) as dropped, dropped.stream("POST", s.url, json=body, headers=s.headers) as r:
@@ -163,9 +168,9 @@ def test_answer_in_flight_survives_a_dropped_post_stream(tmp_path: Path, monkeyp
         assert answers[0]["result"]["content"][0]["text"].startswith("Updated task #1 status"), answers
 
 
-def test_a_session_replays_only_its_own_events(tmp_path: Path) -> None:
+def test_a_session_replays_only_its_own_events(store_url: str, tmp_path: Path) -> None:
     """Clients count request ids alike; a resume must not hand one session another's answer."""
-    with serving(tmp_path, "http") as srv, session(srv) as a, session(srv) as b:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as a, session(srv) as b:
         b_priming, b_answer = b.request(7, "ping")
         a_priming, a_answer = a.request(7, "tools/call", {"name": "PlanList", "arguments": {}})
         assert b.replay(b_priming["id"]) == [b_answer]  # not a's answer to its own request 7
@@ -176,8 +181,8 @@ def test_a_session_replays_only_its_own_events(tmp_path: Path) -> None:
         assert message(b.request(8, "ping")[-1])["result"] == {}  # and the server goes on
 
 
-def test_store_is_bounded_in_entries(tmp_path: Path) -> None:
-    with serving(tmp_path, "http") as srv, session(srv) as s:
+def test_store_is_bounded_in_entries(store_url: str, tmp_path: Path) -> None:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         first, _ = s.request(1, "ping")
         for rid in range(2, MAX_EVENTS_TOTAL // 2 + 2):  # a priming event and an answer each
             s.request(rid, "ping")
@@ -186,11 +191,11 @@ def test_store_is_bounded_in_entries(tmp_path: Path) -> None:
         assert s.replay(last_priming["id"]) == [last_answer]
 
 
-def test_store_is_bounded_in_bytes(tmp_path: Path) -> None:
+def test_store_is_bounded_in_bytes(store_url: str, tmp_path: Path) -> None:
     """Big answers (a board of 500 long subjects, read again and again) evict older ones by
     size, and the server's memory stops growing once the store is full."""
     board = {"name": "TaskList", "arguments": {"limit": 1000}}
-    with serving(tmp_path, "http") as srv, session(srv) as s:
+    with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         tasks = [{"subject": f"{n:03} " + "s" * 196, "description": "d"} for n in range(500)]
         s.call(1, "PlanCreate", title="Big", analysis="a", approach="b", tasks=tasks)
         first, answer = s.request(2, "tools/call", board)

@@ -1,4 +1,5 @@
-"""stdio end to end: the seed's story across a server restart, in both protocol modes."""
+"""stdio end to end: the seed's story across a server restart, in both protocol modes, on
+every store a server child can be given (store_url: files, postgres)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.support.mcp import connect, script_params, server_params, text_of
+from tests.support.mcp import connect, text_of
 from tests.support.procs import run_cli
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import CHAIN, PLAN_NAME, SEED_ACTIVE_LINE, SEED_SUMMARY, SUBJECTS, plan_create_args
+from tests.support.store_urls import stdio_params
 
 MODES = ["legacy", "auto"]
 
@@ -57,35 +59,33 @@ async def assert_restored(client: Client) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_seed_story_survives_a_restart(mode: str, tmp_path: Path) -> None:
-    root = tmp_path / "root"
+async def test_seed_story_survives_a_restart(mode: str, store_url: str, tmp_path: Path) -> None:
     with anyio.fail_after(60):
-        async with connect(server_params(root, tmp_path), tmp_path / "first.stderr", mode) as client:
+        async with connect(stdio_params(store_url, tmp_path), tmp_path / "first.stderr", mode) as client:
             assert "# Active Plans\n(none)" in (client.instructions or "")
             await seed_story(client)
         first_err = (tmp_path / "first.stderr").read_text(encoding="utf-8")
         assert "[Session Plan] Active tasks:\n  (none)" in first_err
         assert "Traceback" not in first_err
 
-        async with connect(server_params(root, tmp_path), tmp_path / "second.stderr", mode) as client:
+        async with connect(stdio_params(store_url, tmp_path), tmp_path / "second.stderr", mode) as client:
             await assert_restored(client)
         second_err = (tmp_path / "second.stderr").read_text(encoding="utf-8")
         assert SEED_SUMMARY in second_err
 
-    status = run_cli(["status", "--root", str(root)])
+    status = run_cli(["status", "--store", store_url])
     assert status.returncode == 0, status.stderr
     assert status.stdout == SEED_SUMMARY + "\n"
 
 
-async def test_console_script_serves_stdio(tmp_path: Path) -> None:
-    root = tmp_path / "root"
+async def test_console_script_serves_stdio(store_url: str, tmp_path: Path) -> None:
     with anyio.fail_after(60):
-        async with connect(script_params(root, tmp_path), tmp_path / "a.stderr", "auto") as client:
+        async with connect(stdio_params(store_url, tmp_path, script=True), tmp_path / "a.stderr", "auto") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"PlanCreate", "PlanList", "PlanArchive", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
                     "todo"} <= names
             await seed_story(client)
-        async with connect(script_params(root, tmp_path), tmp_path / "b.stderr", "legacy") as client:
+        async with connect(stdio_params(store_url, tmp_path, script=True), tmp_path / "b.stderr", "legacy") as client:
             await assert_restored(client)
     assert "[Session Plan] Active tasks:" in (tmp_path / "a.stderr").read_text(encoding="utf-8")
     assert SEED_SUMMARY in (tmp_path / "b.stderr").read_text(encoding="utf-8")

@@ -1,5 +1,6 @@
-"""Two server processes on one root: a change made through one reaches a client of the
-other as a resources/updated notification (2025 subscribe and 2026 listen)."""
+"""Two stdio server processes on one store (store_url: one folder, or one database): a
+change made through one reaches a client of the other as a resources/updated notification
+(2025 subscribe and 2026 listen). Over HTTP, with its one-second bound: test_shared_store."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 from mcp import Client
 from mcp.types import ResourceUpdatedNotification
 
-from tests.support.mcp import connect, server_params, text_of
+from tests.support.mcp import connect, text_of
 from tests.support.seed import PLAN_DATE
+from tests.support.store_urls import stdio_params
 
 ACTIVE = "plans://active"
 PLAN = f"{PLAN_DATE}-shared"
@@ -27,8 +29,7 @@ async def make_plan(client: Client) -> str:
     return str(r.structured_content["plan"]["name"])
 
 
-async def test_legacy_client_hears_the_other_servers_change(tmp_path: Path) -> None:
-    root = tmp_path / "root"
+async def test_legacy_client_hears_the_other_servers_change(store_url: str, tmp_path: Path) -> None:
     heard: list[str] = []
     got = anyio.Event()
 
@@ -37,7 +38,8 @@ async def test_legacy_client_hears_the_other_servers_change(tmp_path: Path) -> N
             heard.append(str(message.params.uri))
             got.set()
 
-    async with connect(server_params(root, tmp_path), tmp_path / "a.log", "legacy", message_handler=on_message) as a:
+    a_params = stdio_params(store_url, tmp_path)
+    async with connect(a_params, tmp_path / "a.log", "legacy", message_handler=on_message) as a:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await a.subscribe_resource(ACTIVE)
@@ -46,7 +48,7 @@ async def test_legacy_client_hears_the_other_servers_change(tmp_path: Path) -> N
         plan = await make_plan(a)
         with anyio.fail_after(10):
             await got.wait()
-        async with connect(server_params(root, tmp_path), tmp_path / "b.log", "legacy") as b:
+        async with connect(stdio_params(store_url, tmp_path), tmp_path / "b.log", "legacy") as b:
             got = anyio.Event()
             heard.clear()
             r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
@@ -59,16 +61,15 @@ async def test_legacy_client_hears_the_other_servers_change(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("mode", ["auto"])
-async def test_listening_client_hears_the_other_servers_change(tmp_path: Path, mode: str) -> None:
-    root = tmp_path / "root"
+async def test_listening_client_hears_the_other_servers_change(store_url: str, tmp_path: Path, mode: str) -> None:
     uri = f"plans://{PLAN}"
-    async with connect(server_params(root, tmp_path), tmp_path / "a.log", mode) as a:
+    async with connect(stdio_params(store_url, tmp_path), tmp_path / "a.log", mode) as a:
         async with a.listen(resource_subscriptions=[uri]) as events:
             # The handshake, as above: A's own new plan is reported first.
             assert await make_plan(a) == PLAN
             with anyio.fail_after(10):
                 await next_event_for(events, uri)
-            async with connect(server_params(root, tmp_path), tmp_path / "b.log", mode) as b:
+            async with connect(stdio_params(store_url, tmp_path), tmp_path / "b.log", mode) as b:
                 r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": PLAN})
                 assert not r.is_error, text_of(r)
                 with anyio.fail_after(10):
