@@ -1,6 +1,7 @@
-"""Fixtures for the protocol tests: a real temp root, an in-memory client in both
-connection modes, and small helpers shared by the test files (exposed as fixtures
-so nothing has to import this module)."""
+"""Fixtures for the protocol tests: an in-memory client in both connection modes over each
+backend (`store`: files, memory, postgres), and small helpers shared by the test files
+(exposed as fixtures so nothing has to import this module). A test that looks at files
+asks for `root` (or `file_store`) and so runs on the file store only."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
+from planning_core import FileStore
+from planning_core.store import PlanStore
 from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
@@ -28,23 +31,25 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "root"
+def root(file_store: FileStore) -> Path:
+    """The file store's root folder."""
+    return file_store.root
 
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
 @pytest.fixture
-def connect(root: Path, mode: str) -> Connect:
-    """`async with connect() as c`: a NEW server object on `root` (fresh sessions),
-    connected in the test's mode. Extra keyword arguments go to Client."""
+def connect(store: PlanStore, mode: str) -> Connect:
+    """`async with connect() as c`: a NEW server object on the test's store (fresh
+    sessions, unless the store keeps them: store.SharedSessions), connected in the
+    test's mode. Extra keyword arguments go to Client."""
 
     @asynccontextmanager
     async def _connect(**kwargs: Any) -> AsyncIterator[Client]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # subscribe_resource is deprecated (MCPDeprecationWarning)
-            async with Client(build_server(root), mode=mode, **kwargs) as client:  # type: ignore[arg-type]
+            async with Client(build_server(store), mode=mode, **kwargs) as client:  # type: ignore[arg-type]
                 yield client
 
     return _connect

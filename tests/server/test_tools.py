@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from planning_core import FileStore
+from planning_core.store import PlanStore
 from tests.support.seed import PLAN_NAME, SUBJECTS
+from tests.support.stores import stored_plan, stored_state, stored_tasks
 
 TOOLS = {"PlanCreate", "PlanList", "PlanArchive", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "todo"}
 READ_ONLY = {"PlanList", "TaskList", "TaskGet"}
@@ -82,15 +85,14 @@ async def test_seed_story(connect: Any, seed: Any, ok: Any, text: Any) -> None:
         assert "PlanCreate" in (c2.instructions or "")
 
 
-async def test_plan_files_on_disk(connect: Any, seed: Any, root: Path) -> None:
+async def test_plan_as_stored(connect: Any, seed: Any, store: PlanStore) -> None:
     async with connect() as c:
         await seed(c)
-    folder = root / "todo" / PLAN_NAME
-    md = (folder / "plan.md").read_text()
+    md = stored_plan(store, PLAN_NAME)[0]  # files: todo/<name>/plan.md
     assert md.startswith("# Add auth")
     for heading in ("## Analysis", "## Approach", "## Steps"):
         assert heading in md
-    task2 = json.loads((folder / "task_2.json").read_text())
+    task2 = stored_tasks(store, PLAN_NAME)[2]  # files: task_2.json
     assert task2["subject"] == SUBJECTS[1] and task2["blockedBy"] == [1] and task2["blocks"] == [3]
     assert task2["status"] == "pending"
 
@@ -326,8 +328,7 @@ async def test_refusal_is_tool_error_changes_nothing_and_server_keeps_serving(
     seed: Any,
     ok: Any,
     text: Any,
-    tree: Any,
-    root: Path,
+    store: PlanStore,
     setup: Any,
     tool: str,
     args: dict[str, Any],
@@ -337,16 +338,17 @@ async def test_refusal_is_tool_error_changes_nothing_and_server_keeps_serving(
         await seed(c)
         if setup is not None:
             await setup(c, ok)
-        before = tree(root)
+        before = stored_state(store)
         board_before = text(await ok(c, "TaskList"))
         result = await c.call_tool(tool, args)  # a protocol error would raise here
         message = text(result)
         assert result.is_error is True, f"expected a refusal, got: {message}"
         for needle in needles:
             assert needle in message, f"{needle!r} not in {message!r}"
-        assert tree(root) == before, "a refused call changed the files on disk"
+        assert stored_state(store) == before, "a refused call changed what is stored"
         assert text(await ok(c, "TaskList")) == board_before
-        assert not (root / "x").exists() and not (root.parent / "x").exists()
+        if isinstance(store, FileStore):  # a name with ../ in it reached no path either
+            assert not (store.root / "x").exists() and not (store.root.parent / "x").exists()
 
 
 async def test_cycle_message_names_the_cycle(connect: Any, seed: Any, text: Any) -> None:
@@ -362,7 +364,7 @@ async def test_cycle_message_names_the_cycle(connect: Any, seed: Any, text: Any)
         assert re.search(r"#(\d) -> #\d -> #\d -> #\d -> #\1\b", text(longer)), text(longer)
 
 
-async def test_no_current_plan_lists_the_active_plans(connect: Any, ok: Any, text: Any, tree: Any, root: Path) -> None:
+async def test_no_current_plan_lists_the_active_plans(connect: Any, ok: Any, text: Any, store: PlanStore) -> None:
     async with connect() as c:
         a = await ok(c, "PlanCreate", {"title": "Alpha", "analysis": "a", "approach": "b", "date": "2026-05-01"})
         b = await ok(c, "PlanCreate", {"title": "Beta", "analysis": "a", "approach": "b", "date": "2026-05-02"})
@@ -370,7 +372,7 @@ async def test_no_current_plan_lists_the_active_plans(connect: Any, ok: Any, tex
     assert names == ["2026-05-01-alpha", "2026-05-02-beta"]
     # A new server has a new session with no current plan; two plans are active.
     async with connect() as c2:
-        before = tree(root)
+        before = stored_state(store)
         for tool, args in [
             ("TaskList", {}),
             ("TaskCreate", {"subject": "s", "description": "d"}),
@@ -381,7 +383,7 @@ async def test_no_current_plan_lists_the_active_plans(connect: Any, ok: Any, tex
             assert result.is_error, tool
             for name in names:
                 assert name in text(result), (tool, text(result))
-        assert tree(root) == before
+        assert stored_state(store) == before
         await ok(c2, "TaskList", {"plan": names[0]})
 
 
@@ -394,19 +396,19 @@ async def test_no_plan_at_all_says_plancreate(connect: Any, text: Any) -> None:
 
 
 async def test_archive_refuses_then_force_moves_to_done(
-    connect: Any, seed: Any, ok: Any, text: Any, root: Path
+    connect: Any, seed: Any, ok: Any, text: Any, store: PlanStore
 ) -> None:
     async with connect() as c:
         await seed(c)
         refused = await c.call_tool("PlanArchive", {"plan": PLAN_NAME})
         assert refused.is_error and "force" in text(refused)
-        assert (root / "todo" / PLAN_NAME).is_dir()
-        files = sorted(p.name for p in (root / "todo" / PLAN_NAME).iterdir())
+        assert not store.is_archived(PLAN_NAME)
+        stored = stored_plan(store, PLAN_NAME)
 
         archived = await ok(c, "PlanArchive", {"plan": PLAN_NAME, "force": True})
-        assert "done/" in text(archived)
-        assert not (root / "todo" / PLAN_NAME).exists()
-        assert sorted(p.name for p in (root / "done" / PLAN_NAME).iterdir()) == files  # moved, not deleted
+        assert store.location(PLAN_NAME) in text(archived)  # files: done/<name>
+        assert store.is_archived(PLAN_NAME) and store.active_plans() == []
+        assert stored_plan(store, PLAN_NAME) == stored  # moved, not deleted
         listed = text(await ok(c, "PlanList"))
         assert listed.startswith("No active plans: 1 plan is archived") and "includeDone=true" in listed
         assert PLAN_NAME in text(await ok(c, "PlanList", {"includeDone": True}))
@@ -415,7 +417,7 @@ async def test_archive_refuses_then_force_moves_to_done(
         assert refused.is_error
 
 
-async def test_archive_finished_plan_without_force(connect: Any, ok: Any, root: Path) -> None:
+async def test_archive_finished_plan_without_force(connect: Any, ok: Any, store: PlanStore) -> None:
     async with connect() as c:
         await ok(
             c,
@@ -430,7 +432,7 @@ async def test_archive_finished_plan_without_force(connect: Any, ok: Any, root: 
         )
         await ok(c, "TaskUpdate", {"taskId": 1, "status": "completed"})
         await ok(c, "PlanArchive", {})
-    assert (root / "done" / "2026-05-03-small" / "task_1.json").is_file()
+    assert store.archived_plans() == ["2026-05-03-small"] and list(stored_tasks(store, "2026-05-03-small")) == [1]
 
 
 # -- current plan --------------------------------------------------------------------------
@@ -493,12 +495,12 @@ async def test_completion_names_unblocked_and_all_done(connect: Any, seed: Any, 
         assert text(await ok(c, "PlanList")).startswith(f"{PLAN_NAME} [3/4 done]")
 
 
-async def test_delete_removes_file_and_links(connect: Any, seed: Any, ok: Any, text: Any, root: Path) -> None:
+async def test_delete_removes_file_and_links(connect: Any, seed: Any, ok: Any, text: Any, store: PlanStore) -> None:
     async with connect() as c:
         await seed(c)
         deleted = await ok(c, "TaskUpdate", {"taskId": "#2", "status": "deleted"})
         assert text(deleted).startswith("Updated task #2 ")
-        assert not (root / "todo" / PLAN_NAME / "task_2.json").exists()
+        assert 2 not in stored_tasks(store, PLAN_NAME)
         t1 = (await ok(c, "TaskGet", {"taskId": 1})).structured_content["task"]
         t3 = (await ok(c, "TaskGet", {"taskId": 3})).structured_content["task"]
         assert 2 not in t1["blocks"] and 2 not in t3["blockedBy"]
