@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from planning_core.render import CLAIMABLE_MARK
 from tests.support.procs import child_env, stop
 
 AGENTS = 8
@@ -195,6 +196,10 @@ def test_an_expired_lease_is_taken_over_by_exactly_one_other(agents: list[Agent]
             break
         assert time.monotonic() < deadline, f"a 1 s lease was still running after 10 s: {board}"
         time.sleep(0.05)
+    # ... and marked on the board, in the text and the row.
+    [row] = [row for row in data["tasks"] if row["id"] == tid]
+    assert row["claimable"] is True and row["status"] == "in_progress"
+    assert f"#{tid} [in_progress] leased ({first.name}) {CLAIMABLE_MARK}" in board.splitlines()
     winner = one_winner(race(others, tid, plan, lease=600))  # a lease the test cannot outlive
     stored = task(others[-1], plan, tid)
     assert (stored["status"], stored["owner"]) == ("in_progress", winner)
