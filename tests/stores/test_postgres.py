@@ -34,7 +34,7 @@ from planning_core.errors import (
     StorageError,
 )
 from planning_core.stores.postgres import PostgresStore
-from planning_core.stores.postgres.schema import SCHEMA_VERSION, SESSIONS, VERSIONS
+from planning_core.stores.postgres.schema import SCHEMA_VERSION, SESSIONS, TASKS, VERSIONS
 from tests.support.files import tree_state
 from tests.support.pg import cluster, fresh_database_url
 
@@ -156,10 +156,33 @@ def test_a_connection_lost_inside_a_write_says_the_change_was_not_applied(pg_sto
     assert pg_store.get_task(plan, 1).subject == "t1"  # and the store serves again
 
 
+def test_a_connection_lost_while_committing_says_the_outcome_is_unknown(pg_store: PostgresStore, url: str) -> None:
+    """A deferred trigger kills the writer's own backend at COMMIT: the client cannot know
+    whether the commit happened, and must say so (never retry it blindly)."""
+    plan = new_plan(pg_store, tasks=1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.doc LIKE '%die-at-commit%' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; "
+            "RETURN NULL; END $$"
+        )
+        conn.execute(
+            f"CREATE CONSTRAINT TRIGGER die AFTER INSERT OR UPDATE ON {TASKS} DEFERRABLE INITIALLY DEFERRED "
+            "FOR EACH ROW EXECUTE FUNCTION die_at_commit()"
+        )
+    planner = Planner(pg_store)
+    with pytest.raises(DatabaseLost) as lost:
+        planner.create_task(plan, "die-at-commit")
+    assert lost.value.outcome == "unknown"
+    assert "UNKNOWN" in str(lost.value) and "check with TaskGet/TaskList before retrying" in str(lost.value)
+    assert planner.create_task(plan, "the store serves on").subject == "the store serves on"
+
+
 def test_a_postgresql_restart_mid_run_costs_no_acknowledged_write(pg_store: PostgresStore, url: str) -> None:
     plan = new_plan(pg_store)
     acked: list[int] = []
     failures: list[Exception] = []
+    unexpected: list[Exception] = []
     done_before, done_after, stop = threading.Event(), threading.Event(), threading.Event()
     restarted = threading.Event()
 
@@ -174,6 +197,11 @@ def test_a_postgresql_restart_mid_run_costs_no_acknowledged_write(pg_store: Post
                 except (DatabaseLost, DatabaseUnreachable) as e:  # the outage: said, not crashed
                     failures.append(e)
                     continue
+                except Exception as e:  # anything else fails the test (and stops the wait)
+                    unexpected.append(e)
+                    done_before.set()
+                    done_after.set()
+                    return
                 if len(acked) >= 20:
                     done_before.set()
                 if restarted.is_set() and len([i for i in acked if i > restart_mark[0]]) >= 20:
@@ -195,6 +223,7 @@ def test_a_postgresql_restart_mid_run_costs_no_acknowledged_write(pg_store: Post
         stop.set()
         for w in writers:
             w.join(CHILD_TIMEOUT)
+    assert unexpected == []
     fresh = PostgresStore(url)
     try:
         stored = fresh.snapshot(plan).tasks

@@ -18,6 +18,7 @@ from ...errors import PlanBusy, PlanExists, StorageError
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import PlanRecord
 from .db import Conn, Database
+from .plans import write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 
 
@@ -86,12 +87,7 @@ def import_plan(db: Database, record: PlanRecord, lock_timeout: float) -> bool:
             if _read_in(conn, name) == wanted:
                 return False
             raise PlanExists(name)
-        if texts:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    f"INSERT INTO {TASKS} (plan, id, doc, written_in) VALUES (%s, %s, %s, 1)",
-                    [(name, i, t) for i, t in texts.items()],
-                )
+        write_tasks(conn, name, texts, 1)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
     return True
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -55,10 +56,16 @@ LOST_STATES = ("57P01", "57P02", "57P03")
 
 
 def is_lost(conn: Conn | None, error: BaseException) -> bool:
-    if not isinstance(error, psycopg.OperationalError):
+    """Did `error` come from the connection going away (rather than the server refusing)?
+    Any psycopg error counts when the connection is no longer usable."""
+    if not isinstance(error, psycopg.Error):
         return False
+    if conn is not None and (conn.broken or conn.closed or conn.pgconn.status == pq.ConnStatus.BAD):
+        return True
+    if conn is not None and conn.info.transaction_status == pq.TransactionStatus.UNKNOWN:
+        return True
     state = error.sqlstate or ""
-    return (conn is not None and (conn.broken or conn.closed)) or state.startswith("08") or state in LOST_STATES
+    return isinstance(error, psycopg.OperationalError) and (state.startswith("08") or state in LOST_STATES)
 
 
 def reason_of(error: BaseException, password: str | None) -> str:
@@ -188,8 +195,9 @@ class Database:
                 return
 
     def _refused(self, conn: Conn, doing: str, error: psycopg.Error) -> StorageError:
-        """The transaction did not commit: lost (not applied), or refused by the server."""
-        if is_lost(conn, error):
+        """The transaction did not commit: lost (not applied), or refused by the server.
+        A connection that cannot answer a trivial query now was lost, whatever it said."""
+        if is_lost(conn, error) or not _usable(conn):
             return self.lost(doing, "not applied", error)
         return DatabaseRefused(self.where, doing, reason_of(error, self.password))
 
@@ -198,3 +206,13 @@ def _rollback(conn: Conn) -> None:
     with contextlib.suppress(psycopg.Error):
         if not conn.broken and not conn.closed:
             conn.execute("ROLLBACK")
+
+
+def _usable(conn: Conn) -> bool:
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.Error:
+        with contextlib.suppress(psycopg.Error):
+            conn.close()  # so that the pool drops it
+        return False
+    return True

@@ -13,36 +13,35 @@ version, and the next read fetches again what changed after it. Nothing stale is
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from ...models import CorruptFile, Task
-from ..files.taskfiles import task_filename
+from ..files.taskfiles import parse_task, task_filename
 from .db import Conn
 from .schema import PLANS, TASKS
 
 
-def parse_task(doc: str, task_id: int) -> Task | str:
-    """The task, or why its document cannot be read. TEMPORARY: the same rule as
-    taskfiles.read_task's (which reads a file first); to become taskfiles.parse_task."""
-    try:
-        task = Task.model_validate(json.loads(doc))
-    except (ValueError, ValidationError, RecursionError) as e:
-        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
-    if task.id != task_id:
-        return f"its id field is {task.id}, not {task_id}"
-    return task
-
-
 def parsed(task_id: int, doc: str) -> Task | CorruptFile:
+    """The stored document read by the file store's rule; a bad one is reported as a bad
+    file is (named as the file it would be in a copy to files)."""
     loaded = parse_task(doc, task_id)
     if isinstance(loaded, Task):
         return loaded
     return CorruptFile(task_id=task_id, file=task_filename(task_id), reason=loaded)
+
+
+def write_tasks(conn: Conn, plan: str, docs: dict[int, str], version: int) -> None:
+    """Insert or replace the documents, in one statement (one round trip; no executemany
+    pipeline, whose failure on a dead connection reads like a refusal)."""
+    if docs:
+        conn.execute(
+            f"INSERT INTO {TASKS} (plan, id, doc, written_in) "
+            "SELECT %s, id, doc, %s FROM unnest(%s::integer[], %s::text[]) AS d (id, doc) "
+            "ON CONFLICT (plan, id) DO UPDATE SET doc = EXCLUDED.doc, written_in = EXCLUDED.written_in",
+            (plan, version, list(docs), list(docs.values())),
+        )
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ..files.store import DEFAULT_LOCK_TIMEOUT, _suffixed
 from ..files.taskfiles import derive_blocks
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
-from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed
+from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 from .txn import PostgresTransaction
 
@@ -159,7 +159,13 @@ class PostgresStore:
 
     def summary(self, name: str) -> PlanSummary:
         head, tasks = self._load(name)
-        return summarize(name, self.title_of(head), head.archived, tasks.tasks.values(), len(tasks.corrupt))
+        key = f"summary:{head.archived}:{head.title_text}"
+        kept = tasks.memo.get(key)
+        if isinstance(kept, PlanSummary):
+            return kept
+        made = summarize(name, self.title_of(head), head.archived, tasks.tasks.values(), len(tasks.corrupt))
+        tasks.memo[key] = made
+        return made
 
     def get_task(self, name: str, task_id: int) -> Task:
         check_plan_name(name)
@@ -185,8 +191,9 @@ class PostgresStore:
             head = head_of(conn.execute(HEAD + " FOR UPDATE", (name,)).fetchone())
         except psycopg.errors.LockNotAvailable:
             raise PlanBusy(name, self.lock_timeout) from None
-        if head is None:
-            raise PlanNotFound(name, self.active_plans())
+        if head is None:  # the active names from this connection: the pool may have no other free
+            rows = conn.execute(f"SELECT name FROM {PLANS} WHERE NOT archived ORDER BY name").fetchall()
+            raise PlanNotFound(name, [str(r[0]) for r in rows])
         return head
 
     @contextlib.contextmanager
@@ -215,7 +222,7 @@ class PostgresStore:
         """The plan row and every task in one transaction: all or nothing. The name is the
         first of <date>-<slug>, <date>-<slug>-2, ... that no plan (active or archived) has."""
         self.prepare()
-        docs = [(t.id, t.to_json()) for t in tasks]
+        docs = {t.id: t.to_json() for t in tasks}
         high = max((t.id for t in tasks), default=0)
         with self.db.write(f"creating plan {date}-{slug}", lambda conn: None) as (conn, _):
             for n in range(1, MAX_SUFFIX):
@@ -229,12 +236,7 @@ class PostgresStore:
                     break
             else:
                 raise PlanExists(f"{date}-{slug}")
-            if docs:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO {TASKS} (plan, id, doc, written_in) VALUES (%s, %s, %s, 1)",
-                        [(name, i, doc) for i, doc in docs],
-                    )
+            write_tasks(conn, name, docs, 1)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
         return name
 

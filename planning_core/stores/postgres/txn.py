@@ -17,7 +17,7 @@ from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ..files.taskfiles import derive_blocks
 from .db import Conn
-from .plans import Head, Parsed, parsed
+from .plans import Head, Parsed, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 
 if TYPE_CHECKING:
@@ -101,13 +101,7 @@ class PostgresTransaction:
         docs = {i: t.to_json() for i, t in self._staged.items() if t is not None}
         gone = [i for i, t in self._staged.items() if t is None]
         conn = self._conn
-        if docs:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    f"INSERT INTO {TASKS} (plan, id, doc, written_in) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (plan, id) DO UPDATE SET doc = EXCLUDED.doc, written_in = EXCLUDED.written_in",
-                    [(self.name, i, doc, version) for i, doc in docs.items()],
-                )
+        write_tasks(conn, self.name, docs, version)
         if gone:
             conn.execute(f"DELETE FROM {TASKS} WHERE plan = %s AND id = ANY(%s)", (self.name, gone))
         archived = ", archived = true, archived_at = now()" if self.archiving else ""
