@@ -174,6 +174,7 @@ class Round:
     records: list[dict[str, Any]]
     seconds: float
     pong: str = ""
+    fault: tuple[float, float] = (0.0, 0.0)  # when the fault began and ended (time.monotonic)
 
 
 def run_round(world: World, plan_name: str, fault: str | None, seed: int) -> Round:
@@ -189,22 +190,12 @@ def run_round(world: World, plan_name: str, fault: str | None, seed: int) -> Rou
         for w in writers[1:]:
             w.expect("ready")
         started = time.monotonic()
-        pong = ""
+        pong, window = "", (0.0, 0.0)
         for phase in (1, 2, 3):
-            if phase == 2 and fault == "cut":
-                victim = world.servers[1].host
-                world.net.cut(victim, world.pg)
-                cut_at = time.monotonic()
             for w in writers:
                 w.send("go")
-            if phase == 2 and fault == "cut":
-                # Its server answers while its database is unreachable.
-                writers[1].send("ping")
-                pong = writers[1].expect("pong", CUT_SECONDS * 2)
-                time.sleep(max(0.0, CUT_SECONDS - (time.monotonic() - cut_at)))  # the cut's length
-                world.net.restore(victim)
-            if phase == 2 and fault == "restart":
-                world.pg.restart()
+            if phase == 2 and fault is not None:
+                pong, window = strike(world, writers, fault)
             for w in writers:
                 w.expect(f"done {phase}")
         for w in writers:
@@ -214,7 +205,32 @@ def run_round(world: World, plan_name: str, fault: str | None, seed: int) -> Rou
         for w in writers:
             stop(w.proc)
     records = [mw_record for w in writers for mw_record in read_log(w.log)]
-    return Round(mw.plan_of(plan_name), records, seconds, pong)
+    return Round(mw.plan_of(plan_name), records, seconds, pong, window)
+
+
+def strike(world: World, writers: list[WriterProc], fault: str) -> tuple[str, tuple[float, float]]:
+    """The fault, once the phase is under way (a quarter of the calls logged), so that it
+    meets calls in flight and transactions open: (host 1's pong during a cut, its window)."""
+    per_host = WRITERS * int(PHASES.split(",")[1])
+
+    def under_way(w: WriterProc) -> bool:
+        return sum(1 for r in read_log(w.log) if r["phase"] == 2) >= per_host // 4
+
+    if fault == "cut":
+        victim = writers[1]
+        wait_until(lambda: under_way(victim), "host1's writers under way", STEP_TIMEOUT)
+        world.net.cut(victim.host, world.pg)
+        began = time.monotonic()
+        victim.send("ping")  # its server answers while its database is unreachable
+        pong = victim.expect("pong", CUT_SECONDS * 2)
+        time.sleep(max(0.0, CUT_SECONDS - (time.monotonic() - began)))  # the cut's length, not a wait
+        world.net.restore(victim.host)
+        return pong, (began, time.monotonic())
+    assert fault == "restart", fault
+    wait_until(lambda: all(under_way(w) for w in writers), "every host's writers under way", STEP_TIMEOUT)
+    began = time.monotonic()
+    world.pg.restart()
+    return "", (began, time.monotonic())
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -246,11 +262,6 @@ def check_round(world: World, rnd: Round) -> Figures:
     records = rnd.records
     assert len(records) == HOSTS * WRITERS * sum(int(n) for n in PHASES.split(","))
     outcomes = Counter(r["outcome"] for r in records)
-    bad = [r for r in records if r["outcome"] in ("traceback", "other", "transport")]
-    assert not bad, f"{len(bad)} calls answered neither a result nor a known error, e.g. {bad[:3]}"
-    for server in world.servers:
-        assert server.proc.poll() is None, f"{server.host.name}'s server died: {server.stderr()[-3000:]}"
-        assert "Traceback" not in server.stderr(), f"{server.host.name}'s server: {server.stderr()[-3000:]}"
 
     store = open_store(world.db_url)
     try:
@@ -265,16 +276,16 @@ def check_round(world: World, rnd: Round) -> Figures:
         assert t["subject"] not in by_subject, f"#{tid} and #{by_subject[t['subject']]} are one create"
         by_subject[t["subject"]] = tid
     creates = [r for r in records if r["kind"] == "create"]
-    acked_ids = [r["task"] for r in creates if r["outcome"] in mw.ACKED]
+    acked_ids = [r["task"] for r in creates if said(r) in mw.ACKED]
     assert len(acked_ids) == len(set(acked_ids)), "an id was given to two acknowledged creates"
     for r in creates:
         stored = by_subject.get(r["args"]["subject"])
-        if r["outcome"] in mw.ACKED:
+        if said(r) in mw.ACKED:
             assert stored == r["task"], f"acknowledged create lost or renumbered: {r}"
-        elif r["outcome"] not in mw.MAYBE:
-            assert stored is None, f"a create said {r['outcome']} but is stored as #{stored}: {r}"
+        elif said(r) not in mw.MAYBE:
+            assert stored is None, f"a create said {said(r)} but is stored as #{stored}: {r}"
     expected = {f"hot {i}" for i in range(1, mw.HOT + 1)} | {
-        r["args"]["subject"] for r in creates if r["outcome"] in (*mw.ACKED, *mw.MAYBE)
+        r["args"]["subject"] for r in creates if said(r) in (*mw.ACKED, *mw.MAYBE)
     }
     assert set(by_subject) <= expected, f"tasks no create made: {set(by_subject) - expected}"
 
@@ -283,16 +294,30 @@ def check_round(world: World, rnd: Round) -> Figures:
         for writer, op in t.get("metadata", {}).items():
             r = ops.get((writer, op))
             assert r is not None, f"#{tid} carries {writer}:{op}, which no writer sent"
-            assert r["outcome"] in (*mw.ACKED, *mw.MAYBE), f"#{tid} carries a write said {r['outcome']}: {r}"
+            assert said(r) in (*mw.ACKED, *mw.MAYBE), f"#{tid} carries a write said {said(r)}: {r}"
             assert r["task"] in (tid, None), f"#{tid} carries a write aimed at #{r['task']}: {r}"
     for r in records:
-        if r["outcome"] in mw.ACKED and r["kind"] != "create":
+        if said(r) in mw.ACKED and r["kind"] != "create":
             mark = tasks[r["task"]].get("metadata", {}).get(r["writer"], 0)
             assert mark >= r["op"], f"acknowledged write missing from #{r['task']}: {r}"
-        if r["kind"] == "link" and r["outcome"] in mw.ACKED:
+        if r["kind"] == "link" and said(r) in mw.ACKED:
             assert r["args"]["addBlockedBy"][0] in tasks[r["task"]]["blockedBy"], f"acknowledged edge lost: {r}"
 
+    # Only now, so that a failure above says first whether the calls' words were true.
+    bad = [r for r in records if r["outcome"] in ("traceback", "other", "transport")]
+    assert not bad, f"{len(bad)} calls answered neither a result nor a known tool error, e.g. {bad[:3]}"
+    for server in world.servers:
+        assert server.proc.poll() is None, f"{server.host.name}'s server died: {server.stderr()[-3000:]}"
+        assert "Traceback" not in server.stderr(), f"{server.host.name}'s server: {server.stderr()[-3000:]}"
     return Figures(len(records), outcomes, check_claims(records), rnd.seconds)
+
+
+def said(r: dict[str, Any]) -> str:
+    """What the call said became of its write; a call that got no tool result (the test
+    fails on it anyway) is judged by its error's words, else as unknown."""
+    if r["outcome"] == "transport":
+        return str(r.get("said") or "unknown")
+    return str(r["outcome"])
 
 
 def check_claims(records: list[dict[str, Any]]) -> int:
@@ -319,6 +344,21 @@ def database_errors(records: list[dict[str, Any]], **where: Any) -> list[dict[st
     return [r for r in records if r["outcome"] in mw.DATABASE_ERRORS and all(r[k] == v for k, v in where.items())]
 
 
+def hit_by(rnd: Round, host: int | None = None) -> list[dict[str, Any]]:
+    """The calls (of `host`, else of every host) in flight at some instant of the fault."""
+    begin, end = rnd.fault
+    return [r for r in rnd.records if r["t0"] < end and r["t1"] > begin and host in (None, host_of(r))]
+
+
+def describe_hit(rnd: Round, host: int | None = None) -> str:
+    hit = hit_by(rnd, host)
+    slowest = max((r["t1"] - r["t0"] for r in hit), default=0.0)
+    return (
+        f"fault {rnd.fault[1] - rnd.fault[0]:.2f}s; {len(hit)} calls in flight during it "
+        f"({dict(Counter(r['outcome'] for r in hit))}), slowest {slowest:.2f}s"
+    )
+
+
 def host_of(record: dict[str, Any]) -> int:
     return int(record["writer"][1 : record["writer"].index("w")])
 
@@ -337,7 +377,8 @@ def test_a_hosts_link_is_cut_mid_run(world: World) -> None:
     rnd = run_round(world, "cut", "cut", seed=2)
     figures = check_round(world, rnd)
     print(figures.line(f"host1's link cut {CUT_SECONDS:g}s"))
-    print(f"host1's server answered a ping during the cut: {rnd.pong}")
+    print(f"host1's server answered a ping during the cut: {rnd.pong}; host1: {describe_hit(rnd, 1)}")
+    assert hit_by(rnd, 1), "the cut met no call of host1: it tested nothing"
     after = [r for r in rnd.records if r["phase"] == 3 and host_of(r) == 1]
     assert not database_errors(after), f"host1 did not reconnect by itself: {database_errors(after)[:3]}"
     assert any(r["outcome"] in mw.ACKED for r in after), "host1 acknowledged nothing after its link came back"
@@ -349,7 +390,8 @@ def test_postgresql_restarts_mid_run(world: World) -> None:
     rnd = run_round(world, "restart", "restart", seed=3)
     figures = check_round(world, rnd)
     print(figures.line("PostgreSQL restarted"))
+    assert hit_by(rnd), "the restart met no call: it tested nothing"
     during = database_errors(rnd.records, phase=2)
-    print(f"during the restart: {Counter(r['outcome'] for r in during)}")
+    print(f"restart: {describe_hit(rnd)}; database errors in phase 2: {dict(Counter(r['outcome'] for r in during))}")
     after = database_errors(rnd.records, phase=3)
     assert not after, f"a server did not reconnect by itself: {after[:3]}"

@@ -103,12 +103,14 @@ class Writer:
         args = {**args, "plan": self.plan, "metadata": {self.name: self.op}}
         t0 = time.monotonic()
         structured: Any = None
+        said: str | None = None  # what a non-result said of the write, if it said anything
         try:
             result = await self.client.call_tool(tool, args, read_timeout_seconds=CALL_TIMEOUT)
             outcome, text = classify(result)
             structured = result.structured_content
-        except Exception as e:
+        except Exception as e:  # not a tool result (a JSON-RPC error, a lost transport): the test judges it
             outcome, text = "transport", f"{type(e).__name__}: {e}"
+            said = next((o for marker, o in DB_OUTCOMES if marker in text), None)
         t1 = time.monotonic()
         if kind == "create" and outcome == "ok" and structured:
             task = int(structured["task"]["id"])
@@ -123,6 +125,7 @@ class Writer:
             "t0": t0,
             "t1": t1,
             "outcome": outcome,
+            "said": said,
             "text": text[:400],
         }
         self.log.write(json.dumps(record) + "\n")
