@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mcp import StdioServerParameters
 
-from .procs import HOST, Served, child_env, console_script, stop, wait_until
+from .procs import HOST, Served, child_env, console_script, stop, wait_for_port, wait_until
 
 SERVED_KINDS = ("files", "postgres")  # the backends a server child can be given (not memory)
 _SERVING_LINE = re.compile(r"^planning-mcp\b.*: serving http://[^/]+:(\d+)/(?:mcp|sse)\b", re.MULTILINE)
@@ -58,7 +58,9 @@ def serving_store(
     env: Mapping[str, str] | None = None,
 ) -> Iterator[Served]:
     """`planning-mcp serve --transport T --port 0 --store URL` as a child. The handshake is
-    its startup line: the port it bound (so two children never race for a probed port)."""
+    its startup line, which names the port it bound (so two children never race for a
+    probed port), then that port answering: the line is printed once the socket is bound,
+    before uvicorn listens on it, and a connection in between is refused."""
     stderr_path = tmp_path / f"{name}-{transport}.stderr"
     args = [console_script(), "serve", "--transport", transport, "--port", "0", "--store", store]
     if token is not None:
@@ -81,6 +83,7 @@ def serving_store(
             return False
 
         wait_until(started, f"{name}'s startup line", timeout=30)
+        wait_for_port(proc, port[0], stderr_path)
         yield Served(proc, port[0], stderr_path)
     finally:
         stop(proc)
