@@ -153,8 +153,9 @@ class Actions:
         if session.current_plan == name:
             session.current_plan = None
         summary = snap.summary()
-        text = f"Archived plan {name} {render.progress_tag(summary)} to done/{name}."
-        return Outcome(text, PlanArchivedResult(plan=summary, location=self.planner.store.location(name)))
+        location = self.planner.store.location(name)
+        text = f"Archived plan {name} {render.progress_tag(summary)} to {location}."
+        return Outcome(text, PlanArchivedResult(plan=summary, location=location))
 
     # -- tasks ---------------------------------------------------------------------
 

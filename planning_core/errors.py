@@ -77,18 +77,18 @@ class AmbiguousPlan(PlanningError):
 
 
 class CurrentPlanGone(PlanningError):
-    """The session's current plan left todo/ under the server (archived or removed
-    by another session or by hand). Refused rather than switched silently: a task id
+    """The session's current plan stopped being active under the server (archived or
+    removed by another session or by hand). Refused rather than switched silently: a task id
     meant for the old plan must not land in another one."""
 
     def __init__(self, name: str, archived: bool, active: Iterable[str] = ()) -> None:
         where = (
-            f"it was archived to done/{name} (read-only; TaskList and TaskGet with plan={name} still read it)"
+            f"it was archived (read-only; TaskList and TaskGet with plan={name} still read it)"
             if archived
-            else "its folder was removed or renamed outside this server"
+            else "it was removed or renamed outside this server"
         )
         super().__init__(
-            f"The session's current plan {name} no longer exists in todo/: {where}. Nothing was changed. "
+            f"The session's current plan {name} is no longer an active plan: {where}. Nothing was changed. "
             + _active_hint(list(active))
         )
 
@@ -110,7 +110,7 @@ class NoCurrentPlan(PlanningError):
 class PlanArchived(PlanningError):
     def __init__(self, name: str) -> None:
         super().__init__(
-            f"Plan {name!r} is archived in done/ and is read-only. Create a new plan with PlanCreate."
+            f"Plan {name!r} is archived and is read-only. Create a new plan with PlanCreate."
         )
 
 

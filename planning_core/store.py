@@ -232,7 +232,7 @@ def open_store(url: str | Path, *, lock_timeout: float | None = None) -> PlanSto
     if text == MEMORY_URL or text.startswith(MEMORY_URL + "//"):
         from .stores.memory import MemoryStore
 
-        return MemoryStore()
+        return MemoryStore() if lock_timeout is None else MemoryStore(lock_timeout=lock_timeout)
     from .stores.files import FileStore
 
     path = Path(urlsplit(text).path) if text.startswith("file:") else Path(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -18,6 +19,7 @@ from planning_core.actions import Actions
 from planning_core.store import PlanStore, SharedSessions
 
 DEFAULT_SESSION = "default"
+PROCESS_SESSION = "process"  # no request to tell clients apart: stdio, in-memory clients
 MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
 
 # The session a tool call holds (SharedSessions: loaded and locked in the store for the
@@ -31,6 +33,12 @@ class AppState:
     planner: Planner
     actions: Actions
     sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
+    # A stdio process is one session (contract §7): in a store several servers share, its
+    # key must be this server's own, never the same "default" as every other stdio server.
+    instance: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def _stored_key(self, key: str) -> str:
+        return f"{PROCESS_SESSION}:{self.instance}" if key == PROCESS_SESSION else key
 
     def session(self, key: str) -> Session:
         """The session of `key`: the one the current tool call holds, else (a shared
@@ -39,7 +47,7 @@ class AppState:
         if held is not None and held[0] == key:
             return held[1]
         if isinstance(self.store, SharedSessions):
-            with self.store.edit_session(key) as data:  # a read: saved unchanged
+            with self.store.edit_session(self._stored_key(key)) as data:  # a read: saved unchanged
                 return Session.from_state(data)
         found = self.sessions.get(key)
         if found is None:
@@ -59,7 +67,7 @@ class AppState:
         if not isinstance(self.store, SharedSessions):
             yield self.session(key)
             return
-        edit = self.store.edit_session(key)
+        edit = self.store.edit_session(self._stored_key(key))
         data = await anyio.to_thread.run_sync(edit.__enter__)
         session = Session.from_state(data)
         token = _held.set((key, session))
@@ -84,7 +92,7 @@ def session_key(request: Any) -> str:
     """Contract §7: a stdio process is one session; over HTTP the mcp-session-id
     header, else the authenticated client, else one shared default session."""
     if request is None:
-        return DEFAULT_SESSION
+        return PROCESS_SESSION
     headers: Mapping[str, str] | None = getattr(request, "headers", None)
     if headers is not None:
         sid = headers.get("mcp-session-id")

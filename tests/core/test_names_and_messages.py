@@ -139,7 +139,7 @@ def test_current_plan_removed_under_the_server(planner: Planner, file_store: Fil
     with pytest.raises(CurrentPlanGone) as info:
         actions.task_update(session, 1, status="completed")  # must not land on the other plan's #1
     assert str(info.value) == (
-        f"The session's current plan {gone} no longer exists in todo/: its folder was removed or renamed "
+        f"The session's current plan {gone} is no longer an active plan: it was removed or renamed "
         f"outside this server. Nothing was changed. The only active plan is {other}; pass plan={other}, "
         "or call again without plan to use it."
     )
@@ -157,7 +157,7 @@ def test_current_plan_archived_by_someone_else(planner: Planner) -> None:
     with pytest.raises(CurrentPlanGone) as info:
         actions.task_list(session)
     message = str(info.value)
-    assert f"it was archived to done/{name}" in message and f"plan={name} still read it" in message
+    assert "it was archived (read-only" in message and f"plan={name} still read it" in message
     assert message.endswith("Active plans: 2026-05-29-a, 2026-05-30-b; pass plan=<name> to choose one.")
 
 

@@ -84,7 +84,7 @@ async def test_current_plan_removed_under_the_server(connect: Any, seed: Any, ok
         refused = await c.call_tool("TaskList", {})
         assert refused.is_error
         assert text(refused) == (
-            f"The session's current plan {PLAN_NAME} no longer exists in todo/: its folder was removed or "
+            f"The session's current plan {PLAN_NAME} is no longer an active plan: it was removed or "
             "renamed outside this server. Nothing was changed. There are no active plans; "
             "call PlanCreate to start one."
         )
