@@ -22,22 +22,21 @@ def column_of(snap: PlanSnapshot, statuses: Mapping[int, TaskStatus], task_id: i
     task = snap.tasks[task_id]
     if task.status is TaskStatus.COMPLETED:
         return "done"
-    if task.status is TaskStatus.IN_PROGRESS:
+    if task.status is TaskStatus.IN_PROGRESS and not graph.lease_expired(task, graph.utc_now()):
         return "in_progress"  # its open blockers (if any) show on its card
-    # Pending: ready when no blocker is open (graph.is_ready), else blocked (graph.is_blocked).
+    # Pending, or a claim whose lease ran out (claimable): the same rule as TaskList's ready.
     return "ready" if graph.is_ready(task, statuses) else "blocked"
 
 
-def plan_board(snap: PlanSnapshot) -> dict[str, Any]:
+def plan_board(snap: PlanSnapshot, location: str = "") -> dict[str, Any]:
     """One plan: the `board --json` fields, plus each task's column and description."""
     data = plan_data(snap, detail=True)
     statuses = graph.plan_statuses(snap)
     for row in data["tasks"]:
         row["column"] = column_of(snap, statuses, row["id"])
         row["description"] = snap.tasks[row["id"]].description
-    folder = "done" if snap.archived else "todo"
     for bad in data["unreadableFiles"]:
-        bad["path"] = f"{folder}/{snap.name}/{bad['file']}"
+        bad["path"] = f"{location}/{bad['file']}" if location else bad["file"]
     return data
 
 
@@ -52,7 +51,7 @@ def board_data(store: PlanStore, wanted: str | None = None, *, actions: bool = F
     try:
         names = select_plans(store, wanted) if wanted else [p["name"] for p in plans][:1]
         if names:
-            out["plan"] = plan_board(store.snapshot(names[0]))
+            out["plan"] = plan_board(store.snapshot(names[0]), store.location(names[0]))
     except PlanningError as e:  # no such plan, an ambiguous part of a name, an unreadable folder
         out["error"] = str(e)
     return out
