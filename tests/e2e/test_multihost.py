@@ -33,7 +33,7 @@ from planning_core.store import open_store
 from tests.support import multihost_writer as mw
 from tests.support.netns import BridgeCluster, Host, Network, bridge_cluster, network
 from tests.support.pg import with_database
-from tests.support.procs import REPO, child_env, console_script, free_port, stop, wait_until
+from tests.support.procs import HOST, REPO, child_env, console_script, free_port, stop, wait_until
 from tests.support.stores import assert_mirrored
 
 HOSTS = 3
@@ -42,7 +42,6 @@ PHASES = "5,5,5"  # 15 operations per writer: before, during and after the fault
 CUT_SECONDS = 2.0  # how long a host's link stays down (the fault itself, not a wait)
 STEP_TIMEOUT = 60.0  # any one handshake
 REQUIRE_ENV = "PLANNING_MCP_REQUIRE_NETNS"
-LOOPBACK = "127.0.0.1"
 
 
 @dataclass
@@ -54,7 +53,7 @@ class Server:
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}/mcp"
+        return f"http://{HOST}:{self.port}/mcp"
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
@@ -72,7 +71,7 @@ class World:
 def start_server(host: Host, db_url: str, tmp: Path) -> Server:
     port = free_port()
     stderr_path = tmp / f"serve-{host.name}.stderr"
-    args = ["serve", "--transport", "http", "--host", LOOPBACK, "--port", str(port)]
+    args = ["serve", "--transport", "http", "--host", HOST, "--port", str(port)]
     args += ["--store", host.database_url(db_url)]
     with stderr_path.open("wb") as err:
         proc = subprocess.Popen(
@@ -97,16 +96,8 @@ def wait_serving(server: Server) -> None:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("multihost")
     with network(HOSTS) as net, bridge_cluster(net) as pg:
-        if net.namespaced:
-            print(
-                f"\nmulti-host: {HOSTS} hosts in network namespaces on bridge {net.bridge}; PostgreSQL at {net.gateway}"
-            )
-        else:
-            assert os.environ.get(REQUIRE_ENV) != "1", f"network namespaces are refused here: {net.why_not}"
-            print(
-                f"\nmulti-host: NETWORK NAMESPACES NOT PERMITTED ({net.why_not}): the {HOSTS} hosts are plain "
-                "processes on 127.0.0.1, and a cut link is emulated by terminating that host's connections"
-            )
+        assert net.namespaced or os.environ.get(REQUIRE_ENV) != "1", f"namespaces refused here: {net.why_not}"
+        print(f"\nmulti-host: {net.describe()}")
         with psycopg.connect(pg.url, autocommit=True) as conn:
             conn.execute("CREATE DATABASE multihost")
         db_url = with_database(pg.url, "multihost")
@@ -129,7 +120,11 @@ class WriterProc:
     host: Host
     proc: subprocess.Popen[str]
     log: Path
+    err: Path
     lines: queue.Queue[str] = field(default_factory=queue.Queue)
+
+    def stderr(self) -> str:
+        return self.err.read_text(encoding="utf-8", errors="replace")[-2000:]
 
     def pump(self) -> None:
         assert self.proc.stdout is not None
@@ -146,8 +141,10 @@ class WriterProc:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"{self.host.name}'s writers: no {prefix!r} within {timeout}s") from None
-        assert line.startswith(prefix), f"{self.host.name}'s writers said {line!r}, not {prefix!r}"
+            raise AssertionError(
+                f"{self.host.name}'s writers: no {prefix!r} within {timeout}s: {self.stderr()}"
+            ) from None
+        assert line.startswith(prefix), f"{self.host.name}'s writers said {line!r}, not {prefix!r}: {self.stderr()}"
         return line
 
 
@@ -157,13 +154,13 @@ def start_writers(world: World, server: Server, plan_name: str, seed: int) -> Wr
     args += ["--host", str(server.host.index), "--plan-name", plan_name, "--writers", str(WRITERS)]
     args += ["--phases", PHASES, "--log", str(log), "--random-seed", str(seed)]
     args += ["--seed"] if server.host.index == 0 else []
-    err = (world.tmp / f"{plan_name}-{server.host.name}.stderr").open("w")
-    proc = subprocess.Popen(
-        server.host.wrap(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
-        env=child_env(), cwd=REPO,
-    )  # fmt: skip
-    err.close()
-    writer = WriterProc(server.host, proc, log)
+    err_path = world.tmp / f"{plan_name}-{server.host.name}.stderr"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            server.host.wrap(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+            env=child_env(), cwd=REPO,
+        )  # fmt: skip
+    writer = WriterProc(server.host, proc, log, err_path)
     threading.Thread(target=writer.pump, daemon=True).start()
     return writer
 
@@ -199,7 +196,8 @@ def run_round(world: World, plan_name: str, fault: str | None, seed: int) -> Rou
             for w in writers:
                 w.expect(f"done {phase}")
         for w in writers:
-            assert w.proc.wait(timeout=STEP_TIMEOUT) == 0, f"{w.host.name}'s writers exited {w.proc.returncode}"
+            code = w.proc.wait(timeout=STEP_TIMEOUT)
+            assert code == 0, f"{w.host.name}'s writers exited {code}: {w.stderr()}"
         seconds = time.monotonic() - started
     finally:
         for w in writers:
@@ -214,7 +212,8 @@ def strike(world: World, writers: list[WriterProc], fault: str) -> tuple[str, tu
     per_host = WRITERS * int(PHASES.split(",")[1])
 
     def under_way(w: WriterProc) -> bool:
-        return sum(1 for r in read_log(w.log) if r["phase"] == 2) >= per_host // 4
+        done = w.log.read_text(encoding="utf-8").split("\n")[:-1]  # whole lines only: it is being written
+        return sum(1 for line in done if '"phase": 2,' in line) >= per_host // 4
 
     if fault == "cut":
         victim = writers[1]
@@ -292,10 +291,10 @@ def check_round(world: World, rnd: Round) -> Figures:
     # Every write left its mark ({writer: op}) exactly when it should have.
     for tid, t in tasks.items():
         for writer, op in t.get("metadata", {}).items():
-            r = ops.get((writer, op))
-            assert r is not None, f"#{tid} carries {writer}:{op}, which no writer sent"
-            assert said(r) in (*mw.ACKED, *mw.MAYBE), f"#{tid} carries a write said {said(r)}: {r}"
-            assert r["task"] in (tid, None), f"#{tid} carries a write aimed at #{r['task']}: {r}"
+            sent = ops.get((writer, op))
+            assert sent is not None, f"#{tid} carries {writer}:{op}, which no writer sent"
+            assert said(sent) in (*mw.ACKED, *mw.MAYBE), f"#{tid} carries a write said {said(sent)}: {sent}"
+            assert sent["task"] in (tid, None), f"#{tid} carries a write aimed at #{sent['task']}: {sent}"
     for r in records:
         if said(r) in mw.ACKED and r["kind"] != "create":
             mark = tasks[r["task"]].get("metadata", {}).get(r["writer"], 0)

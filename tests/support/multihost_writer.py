@@ -244,7 +244,8 @@ async def main(argv: list[str] | None = None) -> int:
                 phase = asyncio.gather(*(run(w) for w in writers))
                 while not phase.done():  # answer pings while the phase runs
                     getter = asyncio.ensure_future(lines.queue.get())
-                    await asyncio.wait({phase, getter}, return_when=asyncio.FIRST_COMPLETED)
+                    either: set[asyncio.Future[Any]] = {phase, getter}
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
                     if getter.done():
                         if getter.result() == "ping":
                             await ping(clients[0])

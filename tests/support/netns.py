@@ -32,10 +32,10 @@ from pathlib import Path
 import psycopg
 
 from tests.support import pg
+from tests.support.procs import HOST as LOOPBACK
 
 IP = shutil.which("ip") or "/usr/sbin/ip"
 SUBNET_BASE = "10.77"  # 10.77.N.0/24, N chosen so that no address of this machine is in it
-LOOPBACK = "127.0.0.1"
 FORCE_PLAIN_ENV = "PLANNING_MCP_NETNS"  # "off": plain processes even where namespaces work (to try the fallback)
 
 
@@ -78,7 +78,7 @@ def _free_subnet() -> ipaddress.IPv4Network:
         if before == "inet"
     ]
     for n in [*range(os.getpid() % 200 + 20, 255), *range(1, 255)]:
-        net = ipaddress.ip_network(f"{SUBNET_BASE}.{n}.0/24")
+        net = ipaddress.IPv4Network(f"{SUBNET_BASE}.{n}.0/24")
         if not any(addr.ip in net for addr in used):
             return net
     raise NetworkError(f"no free {SUBNET_BASE}.N.0/24 subnet on this machine")
@@ -113,6 +113,17 @@ class Network:
     subnet: str  # the hosts' addresses, for pg_hba.conf
     hosts: list[Host] = field(default_factory=list)
     bridge: str = ""
+
+    def describe(self) -> str:
+        """What the hosts are, for the test's output: a fallback must be visible there."""
+        if self.namespaced:
+            return (
+                f"{len(self.hosts)} hosts in network namespaces on bridge {self.bridge}; PostgreSQL at {self.gateway}"
+            )
+        return (
+            f"NETWORK NAMESPACES NOT PERMITTED ({self.why_not}): the {len(self.hosts)} hosts are plain processes "
+            f"on {LOOPBACK}, and a cut link is emulated by terminating that host's database connections"
+        )
 
     def cut(self, host: Host, cluster: BridgeCluster) -> None:
         """The host's link down: nothing it sends reaches the database (new connections
