@@ -16,10 +16,16 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    SubscribeRequestParams,
+    TextContent,
+    UnsubscribeRequestParams,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from planning_core import Planner, Session
+from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.events import EventHooks
 from planning_core.models import problem_line
@@ -155,11 +161,32 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
         return await call_next(ctx)
     state: AppState = ctx.lifespan_context
     tool = str((ctx.params or {}).get("name"))
-    async with state.session_scope(session_key(ctx.request)) as session:
+    held = state.hold(session_key(ctx.request))
+    try:
+        session = await held.enter()
+    except PlanningError as e:  # the store that keeps sessions is away: the call does not run
+        refusal = CallToolResult(
+            content=[TextContent(type="text", text=SESSION_UNREADABLE.format(reason=e))], is_error=True
+        )
+        return refusal.model_dump(by_alias=True, mode="json", exclude_none=True)
+    try:
         result = await call_next(ctx)
-        if tool in APP_ONLY_TOOLS or not isinstance(result, dict):  # the board app refreshing is no round
-            return result
-        return await _remind(state, session, tool, result)
+        if tool not in APP_ONLY_TOOLS and isinstance(result, dict):  # the board app refreshing is no round
+            result = await _remind(state, session, tool, result)
+    finally:
+        unsaved = await held.leave(session)
+    if unsaved and isinstance(result, dict):
+        result.setdefault("content", []).append({"type": "text", "text": SESSION_UNSAVED})
+    return result
+
+
+SESSION_UNREADABLE = "This call was not run: this session's state could not be read from the store ({reason})"
+# Only the session's bookkeeping was lost; what the call did is what its answer above says
+# (the store's own message about a lost connection is about the session row, not the call).
+SESSION_UNSAVED = (
+    "(This session's todo list, current plan and reminder count could not be saved to the store, so the "
+    "next call may not see this call's changes to them. The answer above stands as it is.)"
+)
 
 
 async def _remind(state: AppState, session: Session, tool: str, result: dict[str, Any]) -> dict[str, Any]:

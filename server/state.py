@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 
-from planning_core import Planner, Session
+from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.store import PlanStore, SharedSessions
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SESSION = "default"
 PROCESS_SESSION = "process"  # no request to tell clients apart: stdio, in-memory clients
@@ -58,34 +60,53 @@ class AppState:
             self.sessions.move_to_end(key)
         return found
 
-    @asynccontextmanager
-    async def session_scope(self, key: str) -> AsyncIterator[Session]:
-        """Hold one session for a tool call. With a store that keeps sessions (servers
-        sharing a database, each request maybe on another) it is read and locked in the
-        store for the call and written back after it, so requests alternating between
-        servers see one todo list, current plan and reminder clock."""
-        if not isinstance(self.store, SharedSessions):
-            yield self.session(key)
-            return
-        edit = self.store.edit_session(self._stored_key(key))
-        data = await anyio.to_thread.run_sync(edit.__enter__)
-        session = Session.from_state(data)
-        token = _held.set((key, session))
-        try:
-            yield session
-        except BaseException:
-            _held.reset(token)
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(edit.__exit__, *sys.exc_info())
-            raise
-        _held.reset(token)
-        data.clear()
-        data.update(session.to_state())
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(edit.__exit__, None, None, None)
+    def hold(self, key: str) -> HeldSession:
+        """The session of `key` for one tool call (see HeldSession)."""
+        return HeldSession(self, key)
 
     def plan_has_work(self, session: Session) -> bool:
         return self.planner.has_work_in_progress(session.current_plan)
+
+
+class HeldSession:
+    """One session held for a tool call. With a store that keeps sessions (servers sharing
+    a database, each request maybe on another) it is read and locked in the store for the
+    call and written back after it, so requests alternating between servers see one todo
+    list, current plan and reminder clock. Otherwise it is this process's own."""
+
+    def __init__(self, state: AppState, key: str) -> None:
+        self.state, self.key = state, key
+        self._edit: AbstractContextManager[dict[str, Any]] | None = None
+        self._data: dict[str, Any] = {}
+        self._token: Token[tuple[str, Session] | None] | None = None
+
+    async def enter(self) -> Session:
+        """Raises PlanningError when the store cannot give it (the call must not run)."""
+        store = self.state.store
+        if not isinstance(store, SharedSessions):
+            return self.state.session(self.key)
+        edit = store.edit_session(self.state._stored_key(self.key))
+        self._data = await anyio.to_thread.run_sync(edit.__enter__)
+        self._edit = edit
+        session = Session.from_state(self._data)
+        self._token = _held.set((self.key, session))
+        return session
+
+    async def leave(self, session: Session) -> str | None:
+        """Write the session back; the reason when that failed (the call's own answer stands)."""
+        if self._token is not None:
+            _held.reset(self._token)
+        if self._edit is None:
+            return None
+        self._data.clear()
+        self._data.update(session.to_state())
+        try:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._edit.__exit__, None, None, None)
+        except PlanningError as e:
+            log.warning("session %s not saved: %s", self.key, e)
+            return str(e)
+        return None
 
 
 def session_key(request: Any) -> str:
