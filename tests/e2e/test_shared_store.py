@@ -187,7 +187,7 @@ async def test_a_2026_client_alternating_between_servers_keeps_one_session(tmp_p
             await ok(on_b, "todo", {"items": [{"content": "x", "status": "pending"}]})  # plan 2, todo 0
             # One reminder clock: the rounds alternate servers; the 3rd quiet todo round and
             # the 5th quiet plan round remind, whichever server answers them.
-            rounds = [
+            rounds: list[tuple[Client, set[str]]] = [
                 (on_a, set()),  # plan 3, todo 1
                 (on_b, set()),  # plan 4, todo 2
                 (on_a, {TODO_REMINDER, PLAN_REMINDER}),  # plan 5, todo 3
@@ -198,8 +198,8 @@ async def test_a_2026_client_alternating_between_servers_keeps_one_session(tmp_p
                 (on_b, {PLAN_REMINDER}),  # plan 10, todo 8
             ]
             for n, (c, due) in enumerate(rounds, start=1):
-                got = reminders(await ok(c, "PlanList", {}))
-                assert set(got) == due and len(got) == len(due), f"quiet round {n}: {got}"
+                said = reminders(await ok(c, "PlanList", {}))
+                assert set(said) == due and len(said) == len(due), f"quiet round {n}: {said}"
         assert_served_cleanly(a, b)
 
 
