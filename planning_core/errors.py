@@ -259,6 +259,17 @@ class DatabaseUnreachable(StorageError):
         )
 
 
+class DatabaseBusy(StorageError):
+    """The database answers, but every connection of this server stayed in use."""
+
+    def __init__(self, where: str, connections: int, seconds: float) -> None:
+        PlanningError.__init__(
+            self,
+            f"All {connections} connections of this server to the PostgreSQL database {where} stayed busy "
+            f"for {seconds:g}s. Nothing was changed; try again in a moment.",
+        )
+
+
 class DatabaseLost(StorageError):
     """The connection broke during a call. `outcome` says what became of the change:
     "applied", "not applied", "unknown" (lost while committing) or "read" (a read: no
