@@ -34,6 +34,7 @@ from planning_core.errors import (
     StorageError,
 )
 from planning_core.stores.postgres import PostgresStore
+from planning_core.stores.postgres.db import POOL_MAX
 from planning_core.stores.postgres.schema import SCHEMA_VERSION, SESSIONS, TASKS, VERSIONS
 from tests.support.files import tree_state
 from tests.support.pg import cluster, fresh_database_url
@@ -409,6 +410,33 @@ def test_edits_of_one_session_on_two_servers_take_turns(url: str) -> None:
     finally:
         one.close()
         two.close()
+
+
+def test_as_many_calls_as_the_pool_has_connections_can_each_hold_a_session_and_write(pg_store: PostgresStore) -> None:
+    """A server holds a call's session (a row lock, so a connection) for the whole call,
+    and the call's plan writes need a connection too: POOL_MAX calls at once must not
+    take every connection and then wait for one more."""
+    plan = new_plan(pg_store)
+    planner = Planner(pg_store)
+    together = threading.Barrier(POOL_MAX, timeout=CHILD_TIMEOUT)
+    made: list[int] = []
+    errors: list[Exception] = []
+
+    def call(i: int) -> None:
+        try:
+            with pg_store.edit_session(f"client-{i}") as state:
+                together.wait()  # every call holds its session now
+                made.append(planner.create_task(plan, f"from client {i}").id)
+                state["done"] = True
+        except Exception as e:
+            errors.append(e)
+
+    calls = [threading.Thread(target=call, args=(i,)) for i in range(POOL_MAX)]
+    for c in calls:
+        c.start()
+    for c in calls:
+        c.join(CHILD_TIMEOUT)
+    assert errors == [] and sorted(made) == list(range(1, POOL_MAX + 1))
 
 
 def test_sessions_unused_for_a_day_are_forgotten(pg_store: PostgresStore, url: str) -> None:

@@ -30,7 +30,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import DatabaseLost, DatabaseRefused, DatabaseUnreachable, StorageError
+from ...errors import DatabaseBusy, DatabaseLost, DatabaseRefused, DatabaseUnreachable, StorageError
 
 Conn = psycopg.Connection[TupleRow]
 T = TypeVar("T")
@@ -77,8 +77,9 @@ def reason_of(error: BaseException, password: str | None) -> str:
 class Database:
     """The pool of one store, and the rules above. `where` names it for people."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, min_size: int = 1, name: str = "planning-mcp") -> None:
         self.url = url
+        self.min_size, self.name = min_size, name
         try:
             params = conninfo_to_dict(url)
         except psycopg.ProgrammingError as e:
@@ -105,11 +106,11 @@ class Database:
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.url,
-                    min_size=1,
+                    min_size=self.min_size,
                     max_size=POOL_MAX,
                     kwargs={"autocommit": True, **self.kwargs},
                     timeout=CHECKOUT_TIMEOUT,
-                    name="planning-mcp",
+                    name=self.name,
                     open=False,
                 )
                 self._pool.open(wait=False)
@@ -121,14 +122,14 @@ class Database:
         if pool is not None:
             pool.close()
 
-    def unreachable(self) -> DatabaseUnreachable:
+    def unreachable(self) -> DatabaseUnreachable | DatabaseBusy:
         """Why no connection can be had: one direct attempt tells (refused, unknown host,
-        bad password), else the pool was exhausted."""
+        bad password), else every connection of the pool stayed in use."""
         try:
             self.connect(connect_timeout=DIAGNOSE_TIMEOUT).close()
         except DatabaseUnreachable as e:
             return e
-        return DatabaseUnreachable(self.where, f"all {POOL_MAX} connections stayed busy for {CHECKOUT_TIMEOUT:g}s")
+        return DatabaseBusy(self.where, POOL_MAX, CHECKOUT_TIMEOUT)
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Conn]:

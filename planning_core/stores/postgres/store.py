@@ -40,7 +40,11 @@ class PostgresStore:
         self.lock_timeout = lock_timeout
         self.db = Database(url)
         self.cache = PlanCache()
-        self.sessions = sessions.SessionTable(self.db, lock_timeout)
+        # Sessions have a pool of their own: a tool call holds its session's row (and so a
+        # connection) for the whole call, and its plan reads and writes need another one.
+        # Sharing one pool, POOL_MAX calls at once would hold every connection and wait
+        # for one more.
+        self.sessions = sessions.SessionTable(Database(url, min_size=0, name="planning-mcp-sessions"), lock_timeout)
         self._ready = False
         self._ready_lock = threading.Lock()
 
@@ -62,6 +66,7 @@ class PostgresStore:
 
     def close(self) -> None:
         self.db.close()
+        self.sessions.db.close()
 
     def _read(self, doing: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         self.prepare()
