@@ -8,10 +8,11 @@ to the board's path (a value derived from the token, which does not open /mcp) a
 redirects to the same address without it (out of the address bar and Referer headers); the JSON,
 the events and the actions then go by the cookie or the header.
 
-Live: each open page's event stream polls the store's change signal (plan_versions, the
-notifier's) every POLL_INTERVAL and sends the board when it changed; every FULL_CHECK
-seconds it also rebuilds the board, so an edit made in place by hand (which leaves the
-folder's mtime alone) shows too. Only a board that differs from the last one sent is sent."""
+Live: one follower of the store's change feed per site (server/changes.py: the file
+store's OS watcher, the database's LISTEN/NOTIFY, else a poll of plan versions) moves a
+counter; each open page's event stream looks at it every POLL_INTERVAL (an integer, not
+the store) and sends the board when it moved; every FULL_CHECK seconds it also rebuilds
+the board anyway. Only a board that differs from the last one sent is sent."""
 
 from __future__ import annotations
 
@@ -33,13 +34,14 @@ from planning_core import PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.store import PlanStore
 
+from ..changes import ChangeCounter
 from ..http import security_for
 from .data import board_data
 from .page import ACTIONS, render_page
 
 BASE = "/board"
 COOKIE = "planning_board_token"
-POLL_INTERVAL = 0.25  # the notifier's WATCH_INTERVAL: a change shows within a second
+POLL_INTERVAL = 0.1  # how often a page looks at the change counter (and at shutdown)
 FULL_CHECK = 5.0
 KEEPALIVE = 15.0  # a comment line, so proxies and the browser keep an idle stream open
 MAX_STREAMS = 64  # open pages at once; more are told to come back (503), never queued
@@ -71,6 +73,7 @@ class BoardSite:
     # by itself, and uvicorn waits for every open response before it exits, so Ctrl+C would
     # hang while a board is open. Each stream ends within POLL_INTERVAL once this is true.
     stopping: Callable[[], bool] = lambda: False
+    changes: ChangeCounter = field(init=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -80,6 +83,7 @@ class BoardSite:
         await response(scope, receive, send)
 
     def __post_init__(self) -> None:
+        self.changes = ChangeCounter(self.store)
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         # Built once: the allow-list depends only on the served host and port, and every
@@ -162,15 +166,12 @@ class BoardSite:
         self.streams += 1
         try:
             yield "retry: 1000\n\n"
-            versions: object = None
+            versions = -1
             sent = ""
             rebuilt = spoke = 0.0
             while not self.stopping():
                 now = time.monotonic()
-                try:
-                    current: object = await anyio.to_thread.run_sync(self.store.plan_versions)
-                except (OSError, PlanningError):  # the database away for a moment: try again
-                    current = None
+                current = self.changes.current()  # one follower of the store for every page
                 if current != versions or now - rebuilt >= FULL_CHECK:
                     versions, rebuilt = current, now
                     data = await anyio.to_thread.run_sync(self.board, plan)
