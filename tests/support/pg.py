@@ -4,7 +4,8 @@ database per caller.
 The cluster is started from the installed server binaries (PG_BIN, Debian's layout) in a
 temporary folder the first time it is asked for, listening on 127.0.0.1 at a free port and
 on a unix socket in that folder, and stopped when the interpreter that started it exits.
-initdb refuses to run as root, so as root the cluster runs as the `postgres` user. When
+initdb refuses to run as root, so as root the cluster runs as the `postgres` user. A
+detached watcher stops it should that interpreter be killed instead. When
 PLANNING_MCP_TEST_DATABASE_URL is set, that server is used instead (it must let the URL's
 user CREATE DATABASE; restart/stop/start are then refused: we do not own that server).
 
@@ -21,6 +22,7 @@ import atexit
 import contextlib
 import itertools
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -148,8 +150,28 @@ def _start_own() -> Cluster:
         except ClusterError:
             continue
         atexit.register(found._shutdown)
+        _watch_owner(found)
         return found
     raise ClusterError(f"the test cluster in {top} did not start; see {top / 'server.log'}")
+
+
+def _watch_owner(found: Cluster) -> None:
+    """Stop and remove the cluster when the process that started it ends without running
+    atexit (killed, a timeout, os._exit in a forked child): a detached shell polls the
+    owner's pid once a second. After a clean exit it finds the folder gone and just ends."""
+    assert found.datadir is not None
+    stop = " ".join(shlex.quote(a) for a in _as_server_user(
+        [str(PG_BIN / "pg_ctl"), "stop", "-m", "immediate", "-D", str(found.datadir)]
+    ))
+    top = shlex.quote(str(found.datadir.parent))
+    script = f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; [ -d {top} ] && {stop}; rm -rf {top}"
+    subprocess.Popen(
+        ["sh", "-c", script],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def cluster() -> Cluster:
