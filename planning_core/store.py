@@ -35,6 +35,7 @@ PlanArchiveCheck = Callable[[PlanSnapshot], None]
 """Called under the plan's lock before archiving; raises to refuse."""
 
 STORE_ENV = "PLANNING_MCP_STORE"
+SESSION_IDLE_SECONDS = 24 * 3600.0  # a stored session unused this long is forgotten (SharedSessions)
 
 
 class PlanVersion(NamedTuple):
@@ -211,13 +212,20 @@ def is_database_url(url: str) -> bool:
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced by ***: safe to print."""
+    """The URL with any password (`user:pw@`, or `?password=` as libpq also takes it)
+    replaced by ***: safe to print."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if parts.query:
+        query = "&".join(
+            f"{k}=***" if k.lower() == "password" else f"{k}={v}" if sep else k
+            for k, sep, v in (item.partition("=") for item in parts.query.split("&"))
+        )
+        parts = parts._replace(query=query)
+    if parts.password is not None:
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)
 
 
 def open_store(url: str | Path, *, lock_timeout: float | None = None) -> PlanStore:

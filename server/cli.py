@@ -118,6 +118,8 @@ def load_hooks(path: str | None) -> EventHooks | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="planning-mcp: %(message)s")
+    # While a database is away the pool logs each failed reconnect; our own errors say it once.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     try:
         try:
             return _run(parser().parse_args(argv))

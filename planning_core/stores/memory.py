@@ -33,12 +33,11 @@ from ..errors import (
 )
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from ..names import MAX_TASK_ID, check_plan_name, plan_title
-from ..store import PlanArchiveCheck, PlanRecord, PlanVersion
+from ..store import SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
 from .files.store import DEFAULT_LOCK_TIMEOUT, _suffixed
 from .files.taskfiles import derive_blocks
 
 LOCATION_PREFIX = "memory:#"
-SESSION_IDLE_SECONDS = 24 * 3600.0  # a session unused this long is forgotten
 
 
 def _parse(name: str, task_id: int, doc: bytes) -> Task:

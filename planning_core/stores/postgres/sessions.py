@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 
 from ...errors import SessionBusy
-from ..memory import SESSION_IDLE_SECONDS
+from ...store import SESSION_IDLE_SECONDS
 from .db import Conn, Database
 from .schema import SESSIONS
 
