@@ -184,7 +184,7 @@ class CorruptTask(PlanningError):
         self.reason = reason
         super().__init__(
             f"Task #{task_id} ({filename}) in plan {plan} cannot be read: {reason}. "
-            "It was left untouched; fix or remove the file by hand. Other tasks keep working."
+            "It was left untouched; fix or remove it by hand. Other tasks keep working."
         )
 
 
@@ -198,7 +198,7 @@ class BlockerUnreadable(CorruptTask):
         PlanningError.__init__(
             self,
             f"Task #{task_id} cannot start: its blocker #{blocker.task_id} cannot be read "
-            f"({blocker.filename}: {blocker.reason}). Nothing was changed. Fix or remove that file in "
+            f"({blocker.filename}: {blocker.reason}). Nothing was changed. Fix or remove that task by hand in "
             f"plan {plan}, or call TaskUpdate with removeBlockedBy [{blocker.task_id}].",
         )
 
