@@ -180,6 +180,9 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        # Listening before the "serving <url>" line is printed: a client that connects as
+        # soon as it reads the line is queued, never refused (uvicorn's listen() is later).
+        sock.listen(2048)
     except OSError as e:
         sock.close()
         raise ServeError(f"cannot listen on {host}:{port}: {e.strerror}; pick another --port") from None
