@@ -170,3 +170,34 @@ def test_the_console_script_is_fast_and_exits_0(project: Path, seeded: str) -> N
     assert elapsed < 3, f"hook took {elapsed:.2f}s"  # the SDK is not imported for hooks
     r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=20)
     assert (r.returncode, r.stdout) == (0, "")
+
+
+def test_with_a_database_store_the_count_lives_in_the_database(project: Path) -> None:
+    """`hook --store postgresql://…`: the plans and the session's count are the database's,
+    so the reminder comes on the 5th quiet round whichever machine's hook counts it."""
+    from planning_core.store import open_store
+    from tests.support.pg import fresh_database_url
+    from tests.support.seed import seed_plan
+
+    url = fresh_database_url()
+    store = open_store(url)
+    store.prepare()
+    try:
+        seed_plan(Planner(store))
+    finally:
+        store.close()
+
+    def post_db(name: str = "post_tool_use_bash.json") -> str:
+        out = io.StringIO()
+        raw = json.dumps(fixture(name, cwd=str(project)))
+        assert main("PostToolUse", None, io.StringIO(raw), out, store_arg=url) == 0
+        return out.getvalue()
+
+    assert post_db("post_tool_use_task_update.json") == ""  # round 0: a plan change
+    assert [post_db() for _ in range(4)] == ["", "", "", ""]
+    assert context(post_db()) == PLAN_REMINDER
+    start = io.StringIO()
+    raw = json.dumps(fixture("session_start_startup.json", cwd=str(project)))
+    assert main("SessionStart", None, io.StringIO(raw), start, store_arg=url) == 0
+    assert context(start.getvalue()) == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
+    assert not (project / ".planning").exists()  # nothing on disk: the database holds it all
