@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.support.procs import HOST, child_env, console_script, free_port, run_cli, stop, wait_for_port
+from tests.support.procs import HOST, child_env, console_script, free_port, run_cli, stop, wait_for_port, wait_until
 
 from .conftest import COLUMNS_JS, column_ids, known_plan
 
@@ -31,7 +31,8 @@ def web(tmp_path: Path, root: Path, *extra: str) -> Iterator[str]:
         )
     try:
         wait_for_port(proc, port, err)
-        assert f"http://{HOST}:{port}/board" in err.read_text()
+        # The line is printed once the socket is bound and listening: wait for it too.
+        wait_until(lambda: f"http://{HOST}:{port}/board" in err.read_text(), "the board's serving line")
         yield f"http://{HOST}:{port}"
     finally:
         stop(proc)
