@@ -16,6 +16,8 @@ class Config:
     peer_budget: float  # seconds a peer may spend growing its task list
     peer_calls: int
     peer_writer_tasks: int  # creates per writer in the two-writer peer comparison
+    idle_seconds: float  # how long the idle-CPU figure watches a server with 20 plans
+    notice_writes: int  # writes by another process timed to their resources/updated notice
 
 
 FULL = Config(
@@ -28,6 +30,8 @@ FULL = Config(
     peer_budget=60.0,
     peer_calls=200,
     peer_writer_tasks=25,
+    idle_seconds=60.0,
+    notice_writes=20,
 )
 QUICK = Config(
     sizes=(10, 1_000),
@@ -39,4 +43,16 @@ QUICK = Config(
     peer_budget=10.0,
     peer_calls=20,
     peer_writer_tasks=10,
+    idle_seconds=5.0,
+    notice_writes=5,
 )
+
+
+# The task every server is filled with, ours and the peers' (through their own tools):
+# the same subject and description, nothing else.
+def subject(i: int) -> str:
+    return f"Task {i}"
+
+
+def description(i: int) -> str:
+    return f"Benchmark task number {i}: implement and test item {i}."

@@ -1,29 +1,29 @@
-"""The figures of issue 11 that bench/run.py does not take, in a short run:
+"""The figures of issue 11 that the per-size runs of bench/run.py do not give: PlanList
+over 10 plans of 1,000 tasks (× echo), the time from a durable write by another
+process to the resources/updated notice at a subscribed client, and the idle CPU of a
+server with 20 plans. `python -m bench.run` takes them (`run_issue11`) into the
+report's issue-11 table; alone, for a quick look:
 
-    python -m bench.issue11 [--calls N] [--idle SECONDS]
-
-TaskList default page at 10,000 tasks, TaskList limit 1,000 at 1,000 tasks, PlanList
-(10 plans of 1,000 tasks), TaskUpdate and TaskCreate, each × echo (every call followed
-by one echo call, as in bench/run.py); the time from a write by another process to the
-resources/updated notice at a subscribed client (median); the idle CPU of a server with
-20 plans. Prints one table."""
+    python -m bench.issue11 [--calls N] [--idle SECONDS] [--writes N]
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import os
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcp.types import ResourceUpdatedNotification
 
-from bench.measure import Floor, Series, timed
+from bench.measure import Floor, Series, median, timed
 from bench.servers import CLIENT_MODE, REPO, check, connect, echo_params, find_pid, ours_params
 from bench.workloads import PLAN, seed_plan
 
@@ -36,6 +36,7 @@ import time
 Planner(FileStore(sys.argv[1])).update_task(sys.argv[2], int(sys.argv[3]), subject=sys.argv[4])
 print(time.time(), flush=True)  # the write is durable here: the figure starts now
 """
+NOTICE_TIMEOUT = 2.0  # seconds a write waits for its notice
 
 
 def seed_many(root: Path, plans: int, n: int) -> list[str]:
@@ -59,45 +60,46 @@ async def series(c: Client, floor: Floor, tool: str, args: Any, calls: int) -> S
     return s
 
 
-async def main_async(calls: int, idle: float) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="h13-"))
-    log = open(tmp / "stderr.log", "w")  # noqa: SIM115
-    rows: list[tuple[str, str]] = []
-    async with connect(echo_params("issue11"), log) as e:
-        floor = Floor(e)
-        for _ in range(20):
-            await floor.call()
-        big = tmp / "big"
-        seed_plan(big, 10_000)
-        async with connect(ours_params(big), log) as c:
-            await series(c, floor, "TaskList", {}, 3)
-            s = await series(c, floor, "TaskList", {}, calls)
-            rows.append(("TaskList default page, 10,000 tasks", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-        mid = tmp / "mid"
-        seed_many(mid, 10, 1_000)
-        async with connect(ours_params(mid), log) as c:
-            await series(c, floor, "TaskList", {"plan": PLAN, "limit": 1000}, 3)
-            s = await series(c, floor, "TaskList", {"plan": PLAN, "limit": 1000}, calls)
-            rows.append(("TaskList limit 1,000, 1,000 tasks", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-            await series(c, floor, "PlanList", {}, 3)
-            s = await series(c, floor, "PlanList", {}, calls)
-            rows.append(("PlanList, 10 plans of 1,000 tasks", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-            s = await series(c, floor, "TaskUpdate", lambda i: {"plan": PLAN, "taskId": 5, "subject": f"s{i}"}, calls)
-            rows.append(("TaskUpdate subject", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-            s = await series(c, floor, "TaskUpdate", lambda i: {"plan": PLAN, "taskId": 7 + i % 2,
-                                                                 "status": "in_progress" if i % 4 < 2 else "pending"},
-                             calls)
-            rows.append(("TaskUpdate status", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-            s = await series(c, floor, "TaskCreate", lambda i: {"plan": PLAN, "subject": f"n{i}", "description": "d"},
-                             calls)
-            rows.append(("TaskCreate", f"{s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo"))
-        rows.append(("change → resources/updated (median)", await notice_latency(tmp, log, max(5, calls // 4))))
-        rows.append((f"idle CPU, 20 plans, {idle:.0f} s", await idle_cpu(tmp, log, idle)))
-    for k, v in rows:
-        print(f"| {k} | {v} |")
+@dataclass
+class Issue11Result:
+    planlist_10: Series = field(default_factory=Series)  # PlanList, 10 plans of 1,000 tasks
+    notice: list[float] = field(default_factory=list)  # seconds, write → resources/updated
+    idle_core: float = float("nan")  # fraction of one core
+    idle_seconds: float = 0.0
+
+    @property
+    def notice_med(self) -> float:
+        return median(self.notice)
 
 
-async def notice_latency(tmp: Path, log: Any, reps: int) -> str:
+async def run_issue11(calls: int, idle: float, writes: int, floor: Floor, tmp: Path, log: Any) -> Issue11Result:
+    res = Issue11Result(idle_seconds=idle)
+    mid = tmp / "issue11-plans"
+    seed_many(mid, 10, 1_000)
+    async with connect(ours_params(mid), log) as c:
+        await series(c, floor, "PlanList", {}, 3)  # warm-up: the first call reads every plan
+        res.planlist_10 = await series(c, floor, "PlanList", {}, calls)
+    res.notice = await notice_latency(tmp, log, writes)
+    res.idle_core = await idle_cpu(tmp, log, idle)
+    return res
+
+
+async def main_async(calls: int, idle: float, writes: int) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="issue11-"))
+    with open(tmp / "stderr.log", "w") as log:
+        async with connect(echo_params("issue11"), log) as e:
+            floor = Floor(e)
+            for _ in range(20):
+                await floor.call()
+            r = await run_issue11(calls, idle, writes, floor, tmp, log)
+    s = r.planlist_10
+    print(f"| PlanList, 10 plans of 1,000 tasks | {s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo |")
+    print(f"| change → resources/updated (median) | {r.notice_med * 1e3:.0f} ms (max {max(r.notice) * 1e3:.0f} ms) |")
+    print(f"| idle CPU, 20 plans, {idle:.0f} s | {r.idle_core * 100:.2f}% of one core |")
+
+
+async def notice_latency(tmp: Path, log: Any, reps: int) -> list[float]:
+    """Seconds from a write by another process (durable when it prints) to the notice."""
     root = tmp / "notice"
     names = seed_many(root, 2, 10)
     heard: asyncio.Queue[float] = asyncio.Queue()
@@ -118,21 +120,29 @@ async def notice_latency(tmp: Path, log: Any, reps: int) -> str:
                 heard.get_nowait()
             # The writer's own start-up is not part of the figure: it prints when its write returned.
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", WRITER, str(root), names[1], "3", f"by hand {i}", cwd=str(REPO),
+                sys.executable,
+                "-c",
+                WRITER,
+                str(root),
+                names[1],
+                "3",
+                f"by hand {i}",
+                cwd=str(REPO),
                 stdout=asyncio.subprocess.PIPE,
             )
             out, _ = await proc.communicate()
             t = float(out.decode().split()[-1])
             try:
-                got = await asyncio.wait_for(heard.get(), 2.0)
+                got = await asyncio.wait_for(heard.get(), NOTICE_TIMEOUT)
                 lat.append(max(0.0, got - t))
             except TimeoutError:
-                lat.append(2.0)
-            await asyncio.sleep(0.3)
-    return f"{statistics.median(lat) * 1e3:.0f} ms (max {max(lat) * 1e3:.0f} ms, {reps} writes)"
+                lat.append(NOTICE_TIMEOUT)  # counted as the timeout: a lost notice must not vanish
+            await asyncio.sleep(0.3)  # writes apart, so each notice is that of one write
+    return lat
 
 
-async def idle_cpu(tmp: Path, log: Any, seconds: float) -> str:
+async def idle_cpu(tmp: Path, log: Any, seconds: float) -> float:
+    """The fraction of one core a connected server with 20 plans uses doing nothing."""
     root = tmp / "idle"
     seed_many(root, 20, 10)
     async with connect(ours_params(root), log) as c:
@@ -148,18 +158,16 @@ async def idle_cpu(tmp: Path, log: Any, seconds: float) -> str:
         a = ticks()
         await asyncio.sleep(seconds)
         b = ticks()
-    import os
-
-    hz = os.sysconf("SC_CLK_TCK")
-    return f"{(b - a) / hz / seconds * 100:.2f}% of one core"
+    return (b - a) / os.sysconf("SC_CLK_TCK") / seconds
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--idle", type=float, default=10.0)
+    ap.add_argument("--writes", type=int, default=8)
     a = ap.parse_args()
-    asyncio.run(main_async(a.calls, a.idle))
+    asyncio.run(main_async(a.calls, a.idle, a.writes))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bench.config import Config
+from bench.config import Config, description, subject
 from bench.measure import Floor, Series, timed
 from bench.peers.peers import PEERS, Peer, answer_size, tools_list_size
+from bench.servers import check, connect, ours_params
 from bench.shared_writers import WriterResult, shared_writers
 
 
@@ -56,7 +57,7 @@ async def run_peer(name: str, cfg: Config, floor: Floor, tmp: Path) -> PeerResul
             t_grow = time.perf_counter()
             tail = max(1, min(cfg.peer_calls, cfg.peer_target // 5))
             while len(ids) < cfg.peer_target and time.perf_counter() - t_grow < cfg.peer_budget:
-                dt_, r = await timed(peer.create_task(c, len(ids)))
+                dt_, r = await timed(peer.create_task(c, len(ids) + 1))
                 ids += peer.task_ids(r)
                 res.create.ours.append(dt_)
             res.grow_s = time.perf_counter() - t_grow
@@ -88,6 +89,46 @@ async def run_peer(name: str, cfg: Config, floor: Floor, tmp: Path) -> PeerResul
                 res.list_structured = r.structured_content is not None
 
         await _two_writers(cls, tmp / f"peer-{name}-writers", cfg.peer_writer_tasks, errlog, res)
+    return res
+
+
+async def ours_filled(cfg: Config, floor: Floor, tmp: Path, log: TextIO) -> PeerResult:
+    """Our side of the peer comparison, run exactly as a peer's: an empty folder filled
+    through TaskCreate with the same tasks, the same timed tails, the whole list at once."""
+    res = PeerResult(name="planning-mcp", version=None)
+    root = tmp / "peer-ours"
+    t0 = time.perf_counter()
+    async with connect(ours_params(root), log) as c:
+        tools = (await c.list_tools()).tools
+        res.startup_s = time.perf_counter() - t0
+        res.tools, res.tools_chars = len(tools), tools_list_size(tools)
+        # An empty plan, as a peer's data file starts empty; it becomes the current plan.
+        plan = {"title": "Benchmark plan", "analysis": "Peer comparison.", "approach": "N/A", "name": "bench"}
+        check(await c.call_tool("PlanCreate", plan), "PlanCreate")
+        ids: list[int] = []
+        tail = max(1, min(cfg.peer_calls, cfg.peer_target // 5))
+        t_grow = time.perf_counter()
+        while len(ids) < cfg.peer_target:
+            i = len(ids) + 1
+            dt_, r = await timed(c.call_tool("TaskCreate", {"subject": subject(i), "description": description(i)}))
+            ids.append(int(check(r, "TaskCreate").structured_content["task"]["id"]))
+            res.create.ours.append(dt_)
+        res.grow_s, res.size = time.perf_counter() - t_grow, len(ids)
+        res.create.ours = res.create.ours[-tail:]
+        for _ in res.create.ours:
+            res.create.echo.append(await floor.call())
+        for tid in ids[: cfg.peer_calls]:
+            dt_, r = await timed(c.call_tool("TaskUpdate", {"taskId": tid, "status": "in_progress"}))
+            check(r, "TaskUpdate")
+            res.update.ours.append(dt_)
+            res.update.echo.append(await floor.call())
+        for _ in range(max(10, cfg.peer_calls // 10)):
+            dt_, r = await timed(c.call_tool("TaskList", {"limit": 1000}))
+            check(r, "TaskList")
+            res.listing.ours.append(dt_)
+            res.listing.echo.append(await floor.call())
+            res.list_chars = answer_size(r)
+            res.list_structured = r.structured_content is not None
     return res
 
 

@@ -3,29 +3,18 @@ targets the figures are checked against."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bench.config import Config
+from bench.issue11 import Issue11Result
+from bench.mdtable import ms, table
 from bench.measure import Series, median, p95
 from bench.peers_run import PeerResult
+from bench.report_issue11 import issue11_section, profile_section
+from bench.report_peers import peers_section
 from bench.servers import CLIENT_MODE
 from bench.shared_writers import WriterResult
 from bench.workloads import OP_ORDER, SizeResult
-
-
-def ms(x: float | None) -> str:
-    return "n/a" if x is None or x != x else f"{x * 1000:.2f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table, columns padded to their widest cell."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-
-    def fmt(r: list[str]) -> str:
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) + " |"
-
-    return "\n".join([fmt(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(fmt(r) for r in rows)])
 
 
 @dataclass
@@ -43,6 +32,9 @@ class Report:
     peers: list[PeerResult] = field(default_factory=list)
     ours_two: WriterResult | None = None
     disk: dict[str, Series] = field(default_factory=dict)  # durable-write floor, no MCP
+    issue11: Issue11Result | None = None
+    pg: SizeResult | None = None  # the main size again, over --store postgresql://…
+    ours_peer: PeerResult | None = None  # ours filled through TaskCreate, run as a peer is
     elapsed: float = 0.0
 
     # The smallest and largest plan sizes (for growth), and the size most tables quote:
@@ -82,7 +74,8 @@ class Report:
             *self._writers_section(),
         ]
         if self.peers:
-            out += self._peers_section()
+            out += peers_section(self)
+        out += profile_section()
         return "\n".join(self._head()) + "\n".join(out) + "\n"
 
     def _head(self) -> list[str]:
@@ -102,6 +95,8 @@ class Report:
             table(
                 ["target", "measured", "status"], [[t, m, "met" if ok else "MISSED"] for t, m, ok in self._targets()]
             ),
+            "\n\n",
+            *issue11_section(self),
             "\n\n",
         ]
         if self.quick:
@@ -147,25 +142,45 @@ class Report:
         main_n = self.main_n
         out = ["## Per-operation latency\n"]
         out.append(
-            f"{self.cfg.calls} calls per operation on a plan of {main_n:,} tasks (TaskList also at 100, with "
-            "`limit: 1000`); ms; `× echo` = our median / the echo floor's median over the echo calls made "
+            f"{self.cfg.calls} calls per operation on a plan of {main_n:,} tasks (TaskList with `limit: 1000`, "
+            "also at 100 tasks; TaskList default page: no arguments, the first 200 rows); ms; `× echo` = our "
+            "median / the echo floor's median over the echo calls made "
             "right after each of ours. The last rows time, in the harness itself, the disk work the contract "
             "requires of every write (temp file + fsync, rename, folder fsync): 1 file for TaskUpdate, 2 for "
             "TaskCreate (the task and .highwatermark).\n"
         )
+        if self.pg:
+            out.append(
+                "The PostgreSQL columns run the same operations on the same seeded plan over "
+                "`--store postgresql://…`: a throwaway cluster on this machine (bench/pgcluster.py, PostgreSQL's "
+                "durability defaults: fsync and synchronous_commit on), reached over TCP on 127.0.0.1; the "
+                "difference to the file store is what the database costs.\n"
+            )
         rows = []
         main = self.sizes[main_n]
+        pg = [] if self.pg is None else ["", ""]
         for op in OP_ORDER:
             s = main.ops[op]
-            rows.append([op, ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}"])
+            cells = [op, ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}"]
+            if self.pg:
+                q = self.pg.ops[op]
+                cells += [f"{ms(q.med)} / {ms(q.p95)}", f"{q.ratio:.2f}"]
+            rows.append(cells)
         if 100 in self.sizes:
             s = self.sizes[100].ops["TaskList"]
-            rows.insert(2, ["TaskList (100 tasks)", ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}"])
+            rows.insert(2, ["TaskList (100 tasks)", ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}", *pg])
         all_echo = [x for r in self.sizes.values() for s in r.ops.values() for x in s.echo]
-        rows.append(["echo (floor, all calls)", ms(median(all_echo)), ms(p95(all_echo)), ms(median(all_echo)), "1.00"])
+        rows.append(
+            ["echo (floor, all calls)", ms(median(all_echo)), ms(p95(all_echo)), ms(median(all_echo)), "1.00", *pg]
+        )
         for label, s in self.disk.items():
-            rows.append([f"durable write, {label} (no MCP)", ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}"])
-        out.append(table(["operation", "median", "p95", "echo median", "× echo"], rows))
+            rows.append(
+                [f"durable write, {label} (no MCP)", ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}", *pg]
+            )
+        header = ["operation", "median", "p95", "echo median", "× echo"]
+        if self.pg:
+            header += ["PostgreSQL median / p95", "PostgreSQL × echo"]
+        out.append(table(header, rows))
 
         if self.disk:
             parts = []
@@ -274,87 +289,3 @@ class Report:
                 rows,
             ),
         ]
-
-    def _peers_section(self) -> list[str]:
-        cfg, main_n = self.cfg, self.main_n
-        out = ["\n\n## Peers (same SDK client, same workload)\n"]
-        names = [p.name for p in self.peers]
-        live = [p for p in self.peers if not p.skipped]
-        header = ["figure", "planning-mcp", *(f"{p.name} {p.version or ''}".strip() for p in self.peers)]
-
-        def cell(p: PeerResult, f: Callable[[PeerResult], str]) -> str:
-            return f"skipped: {p.skipped}" if p.skipped else f(p)
-
-        o = self.sizes[main_n]
-        rows = [
-            [
-                "tasks reached",
-                f"{main_n:,} (seeded)",
-                *(cell(p, lambda p: f"{p.size:,} in {p.grow_s:.0f} s") for p in self.peers),
-            ],
-            [
-                "create, median / p95 ms (× echo)",
-                f"{ms(o.ops['TaskCreate'].med)} / {ms(o.ops['TaskCreate'].p95)} ({o.ops['TaskCreate'].ratio:.2f})",
-                *(
-                    cell(p, lambda p: f"{ms(p.create.med)} / {ms(p.create.p95)} ({p.create.ratio:.2f})")
-                    for p in self.peers
-                ),
-            ],
-            [
-                "status → in progress, median / p95 ms (× echo)",
-                f"{ms(o.ops['TaskUpdate status'].med)} / {ms(o.ops['TaskUpdate status'].p95)} "
-                f"({o.ops['TaskUpdate status'].ratio:.2f})",
-                *(
-                    cell(p, lambda p: f"{ms(p.update.med)} / {ms(p.update.p95)} ({p.update.ratio:.2f})")
-                    for p in self.peers
-                ),
-            ],
-            [
-                "list all, median ms (× echo)",
-                f"{ms(o.ops['TaskList'].med)} ({o.ops['TaskList'].ratio:.2f})",
-                *(cell(p, lambda p: f"{ms(p.listing.med)} ({p.listing.ratio:.2f})") for p in self.peers),
-            ],
-            [
-                "list answer, chars (text + structured)",
-                f"{(o.list_text or 0) + (o.list_structured or 0):,}",
-                *(
-                    cell(p, lambda p: f"{p.list_chars:,}" + ("" if p.list_structured else " (text only)"))
-                    for p in self.peers
-                ),
-            ],
-            [
-                "tools/list, chars (tools)",
-                f"{self.tools_chars:,} ({self.tools})",
-                *(cell(p, lambda p: f"{p.tools_chars:,} ({p.tools})") for p in self.peers),
-            ],
-            [
-                "start-up → tools/list, ms",
-                ms(median(self.startup_ours)),
-                *(cell(p, lambda p: ms(p.startup_s) + " (1 run)") for p in self.peers),
-            ],
-            [
-                f"2 concurrent writers × {cfg.peer_writer_tasks}: kept / acknowledged",
-                f"{self.ours_two.on_disk} / {self.ours_two.acked}" if self.ours_two else "n/a",
-                *(
-                    cell(
-                        p,
-                        lambda p: f"{'unreadable' if p.writers_kept is None else p.writers_kept} / {p.writers_acked}",
-                    )
-                    for p in self.peers
-                ),
-            ],
-        ]
-        out.append(table(header, rows))
-        for p in live:
-            for note in dict.fromkeys(p.notes):
-                out.append(f"\n- {p.name}: {note}")
-        out.append(
-            "\n\nPeer create/status figures are the last "
-            f"{min(cfg.peer_calls, max(1, cfg.peer_target // 5))} creates (the list near its final size) and "
-            f"status changes on the first {cfg.peer_calls} tasks at that size; list is the whole list. "
-            "planning-mcp's column is its "
-            f"{main_n:,}-task run above. shrimp creates with split_tasks(updateMode=append) and sets "
-            "in-progress with execute_task; task-master-ai uses add_task (manual, no AI) and set_task_status."
-            f" Names: {', '.join(names)}."
-        )
-        return out

@@ -17,7 +17,10 @@ Writes BENCHMARKS.md (or --out PATH) and prints the same tables to stdout.
 
 This module is the CLI and the order of the run; the pieces live beside it:
 config (how much work), servers (starting and reaching them), measure (series and the
-floor), workloads (our server's runs), shared_writers, peers_run, machine, report.
+floor), workloads (our server's runs), issue11 (PlanList over 10 plans, change notices,
+idle CPU), pgcluster (the throwaway PostgreSQL for the PostgreSQL column), shared_writers,
+peers_run, machine, report (+ report_issue11, report_peers, mdtable; the hand-written
+profile bench/profile_issue11.md is included verbatim).
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.config import FULL, QUICK, Config  # noqa: E402
+from bench.issue11 import run_issue11  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from bench.measure import Floor, Series  # noqa: E402
 from bench.peers.peers import PEERS, tools_list_size  # noqa: E402
-from bench.peers_run import PeerResult, ours_two_writers, run_peer  # noqa: E402
+from bench.peers_run import PeerResult, ours_filled, ours_two_writers, run_peer  # noqa: E402
+from bench.pgcluster import throwaway_database  # noqa: E402
 from bench.report import Report  # noqa: E402
 from bench.servers import connect, echo_params, find_pid, ours_params, vm_kb  # noqa: E402
 from bench.shared_writers import shared_writers  # noqa: E402
@@ -103,7 +108,18 @@ async def main_async(args: argparse.Namespace) -> Report:
                 tools = report.sizes[cfg.sizes[0]].tools
                 report.tools, report.tools_chars = len(tools), tools_list_size(tools)
 
+                say(f"[bench] issue 11: PlanList over 10 plans, change notices, idle CPU ({cfg.idle_seconds:.0f} s)")
+                report.issue11 = await run_issue11(cfg.calls, cfg.idle_seconds, cfg.notice_writes, floor, tmp, log)
+
+                if not args.no_pg:
+                    n = report.main_n
+                    say(f"[bench] PostgreSQL store: {n:,} tasks, {len(OP_ORDER)} operations × {cfg.calls} calls")
+                    with throwaway_database() as url:
+                        report.pg = await run_size(n, cfg, floor, tmp / "pg", log, store_url=url)
+
                 if args.peers:
+                    say("[bench] planning-mcp filled through TaskCreate (peer comparison)")
+                    report.ours_peer = await ours_filled(cfg, floor, tmp, log)
                     for name in PEERS:
                         say(f"[bench] peer {name}")
                         try:
@@ -133,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", action="store_true", help="also run the installed peer servers")
     ap.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md", help="where to write the report")
     ap.add_argument("--sizes", type=int, nargs="+", help="override the plan sizes")
+    ap.add_argument("--no-pg", action="store_true", help="leave out the PostgreSQL column (no cluster started)")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder (roots, server stderr)")
     args = ap.parse_args(argv)
     report = asyncio.run(main_async(args))

@@ -30,6 +30,10 @@ def ours_params(root: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "server", "--root", str(root)], cwd=str(REPO))
 
 
+def ours_store_params(url: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "server", "--store", url], cwd=str(REPO))
+
+
 def echo_params(tag: str) -> StdioServerParameters:
     # The tag is ignored by the server; it makes the process findable in /proc.
     return StdioServerParameters(command=sys.executable, args=[str(ECHO_SERVER), "--bench-tag", tag], cwd=str(REPO))

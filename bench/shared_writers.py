@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bench.config import description
 from bench.peers.peers import result_text
 from bench.servers import connect, ours_params
-from bench.workloads import count_task_files, description, seed_plan
+from bench.workloads import count_task_files, seed_plan
 
 
 @dataclass

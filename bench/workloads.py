@@ -13,18 +13,22 @@ from typing import Any, TextIO
 from mcp import StdioServerParameters
 from mcp.types import CallToolResult
 
-from bench.config import Config
+from bench.config import Config, description, subject
 from bench.measure import Floor, Series, timed
 from bench.peers.peers import result_text, wire
-from bench.servers import BenchError, check, connect, find_pid, ours_params, vm_kb
+from bench.servers import BenchError, check, connect, find_pid, ours_params, ours_store_params, vm_kb
 from planning_core import FileStore, Task, TaskStatus
+from planning_core.store import open_store
 
-PLAN = "2026-01-01-bench"
+PLAN_DATE, PLAN_SLUG = "2026-01-01", "bench"
+PLAN = f"{PLAN_DATE}-{PLAN_SLUG}"
+PLAN_MD = "# Benchmark plan\n\n## Analysis\n\nSeeded by bench/run.py.\n\n## Approach\n\nN/A\n\n## Steps\n\n"
 
 # The operations timed at every size, in the order they run (and are reported).
 OP_ORDER = [
     "TaskGet",
     "TaskList",
+    "TaskList default page",
     "PlanList",
     "todo",
     "TaskCreate",
@@ -39,45 +43,62 @@ TODO_ITEMS = [
 ]
 
 
-def subject(i: int) -> str:
-    return f"Task {i}"  # the peers' workload uses the same subjects (bench/peers/peers.py)
-
-
-def description(i: int) -> str:
-    return f"Benchmark task number {i}: implement and test item {i}."
-
-
-def seed_plan(root: Path, n: int) -> tuple[str, int]:
-    """Write a plan with n tasks straight to disk (the contract's layout, through
-    planning_core's models), much faster than n tool calls. Every third task is
-    completed, task 2 is in progress, every tenth task is blocked by the one before.
-    Returns the plan name and the id of a task with an open blocker."""
-    store = FileStore(root)
-    store.ensure_writable()
-    path = store.todo / PLAN
-    path.mkdir()
-    (path / "plan.md").write_text(
-        "# Benchmark plan\n\n## Analysis\n\nSeeded by bench/run.py.\n\n## Approach\n\nN/A\n\n## Steps\n\n"
-    )
+def seed_tasks(n: int) -> list[Task]:
+    """The n tasks every seeded plan holds. Every third task is completed, task 2 is in
+    progress, every tenth task is blocked by the one before."""
     now = "2026-01-01T00:00:00Z"
+    tasks = []
     for i in range(1, n + 1):
         status = TaskStatus.COMPLETED if i % 3 == 0 else TaskStatus.PENDING
         if i == 2:
             status = TaskStatus.IN_PROGRESS
-        task = Task(
-            id=i,
-            subject=subject(i),
-            description=description(i),
-            status=status,
-            blocked_by=[i - 1] if i % 10 == 0 else [],
-            blocks=[i + 1] if (i + 1) % 10 == 0 and i + 1 <= n else [],
-            active_form=f"Working on task {i}",
-            created_at=now,
-            updated_at=now,
+        tasks.append(
+            Task(
+                id=i,
+                subject=subject(i),
+                description=description(i),
+                status=status,
+                blocked_by=[i - 1] if i % 10 == 0 else [],
+                blocks=[i + 1] if (i + 1) % 10 == 0 and i + 1 <= n else [],
+                active_form=f"Working on task {i}",
+                created_at=now,
+                updated_at=now,
+            )
         )
-        (path / f"task_{i}.json").write_text(task.to_json())
+    return tasks
+
+
+def seed_plan(root: Path, n: int) -> tuple[str, int]:
+    """Write a plan with n tasks straight to disk (the contract's layout, through
+    planning_core's models), much faster than n tool calls. Returns the plan name and
+    the id of a task with an open blocker."""
+    store = FileStore(root)
+    store.ensure_writable()
+    path = store.todo / PLAN
+    path.mkdir()
+    (path / "plan.md").write_text(PLAN_MD)
+    for task in seed_tasks(n):
+        (path / f"task_{task.id}.json").write_text(task.to_json())
     (path / ".highwatermark").write_text(f"{n}\n")
     return PLAN, 10
+
+
+def seed_store(url: str, n: int) -> str:
+    """The same plan in any store (a database: one transaction through the seam)."""
+    store = open_store(url)
+    try:
+        store.prepare()
+        return store.create_plan(PLAN_DATE, PLAN_SLUG, PLAN_MD, seed_tasks(n))
+    finally:
+        store.close()
+
+
+def count_store_tasks(url: str, plan: str = PLAN) -> int:
+    store = open_store(url)
+    try:
+        return len(store.snapshot(plan).tasks)
+    finally:
+        store.close()
 
 
 def count_task_files(root: Path, plan: str = PLAN) -> int:
@@ -96,17 +117,25 @@ class SizeResult:
     tools: list[Any] = field(default_factory=list)  # the tools/list answer
 
 
-async def run_size(n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO) -> SizeResult:
+async def run_size(
+    n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO, store_url: str | None = None
+) -> SizeResult:
     """A fresh server on a plan seeded with n tasks: every operation in OP_ORDER,
-    `cfg.calls` times each, each call followed by an echo call on the floor."""
+    `cfg.calls` times each, each call followed by an echo call on the floor. The file
+    store in a fresh folder, or (store_url) the empty store that URL names."""
     root = tmp / f"size-{n}"
-    seed_plan(root, n)
+    if store_url is None:
+        seed_plan(root, n)
+        params, marker = ours_params(root), str(root)
+    else:
+        seed_store(store_url, n)
+        params, marker = ours_store_params(store_url), store_url
     res = SizeResult(n=n, ops={op: Series() for op in OP_ORDER})
     calls = cfg.calls
 
-    async with connect(ours_params(root), log) as c:
+    async with connect(params, log) as c:
         res.tools = (await c.list_tools()).tools
-        pid = find_pid(str(root))
+        pid = find_pid(marker)
 
         async def measure(op: str, args_for: Callable[[int], dict[str, Any]], tool: str) -> list[CallToolResult]:
             out = []
@@ -121,6 +150,7 @@ async def run_size(n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO) ->
 
         await measure("TaskGet", lambda i: {"taskId": (i * 7919) % n + 1}, "TaskGet")
         await measure("TaskList", lambda i: {"limit": 1000}, "TaskList")
+        await measure("TaskList default page", lambda i: {}, "TaskList")
         await measure("PlanList", lambda i: {}, "PlanList")
         await measure("todo", lambda i: {"items": TODO_ITEMS}, "todo")
         created = await measure(
@@ -133,17 +163,16 @@ async def run_size(n: int, cfg: Config, floor: Floor, tmp: Path, log: TextIO) ->
             "TaskUpdate addBlockedBy", lambda i: {"taskId": ids[i], "addBlockedBy": [(i * 31) % n + 1]}, "TaskUpdate"
         )
 
-        if n in (100, 1_000) or n == max(cfg.sizes):
-            # Context cost of TaskList: a plan of exactly n tasks (delete nothing: list the
-            # first n ids, which are the seeded ones).
-            r = check(await c.call_tool("TaskList", {"limit": min(n, 1000)}), "TaskList")
-            res.list_text = len(result_text(r))
-            res.list_structured = len(wire(r.structured_content))
-            r = check(await c.call_tool("TaskList", {}), "TaskList")
-            res.list_default_text = len(result_text(r))
-            res.list_default_structured = len(wire(r.structured_content))
+        # Context cost of TaskList (limit 1,000 and the default page), at every size: a plan of
+        # exactly n tasks (list the first n ids, which are the seeded ones).
+        r = check(await c.call_tool("TaskList", {"limit": min(n, 1000)}), "TaskList")
+        res.list_text = len(result_text(r))
+        res.list_structured = len(wire(r.structured_content))
+        r = check(await c.call_tool("TaskList", {}), "TaskList")
+        res.list_default_text = len(result_text(r))
+        res.list_default_structured = len(wire(r.structured_content))
         res.rss_kb = vm_kb(pid)
-    kept = count_task_files(root)
+    kept = count_task_files(root) if store_url is None else count_store_tasks(store_url)
     if kept != n + calls:
         raise BenchError(f"{n}-task run: {kept} task files on disk, expected {n + calls}")
     return res

@@ -11,6 +11,9 @@ It knows how to start the server over stdio and exposes the common workload:
         await peer.set_status(c, tid, "in_progress")   # pending|in_progress|done
         r = await peer.list_tasks(c)
 
+Every peer is filled through its own create tool with the task every server gets
+(bench/config.py: the same subject and description, nothing else).
+
 Tool and argument names below were taken from the servers' own tools/list
 answers (shrimp 1.0.21, task-master-ai 0.43.1); none of the calls used need an
 AI key. Install the peers with bench/peers/install.sh (PEERS_DIR overrides the
@@ -29,6 +32,8 @@ from typing import Any, ClassVar, TextIO
 
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ListRootsResult
+
+from bench.config import description, subject
 
 PEERS_DIR = Path(os.environ.get("PEERS_DIR") or Path(__file__).resolve().parent.parent / ".peers")
 
@@ -87,7 +92,8 @@ class Peer:
     def installed_version(cls) -> str | None:
         pkg = PEERS_DIR / cls.package / "node_modules" / cls.package / "package.json"
         try:
-            return json.loads(pkg.read_text())["version"]
+            version: str = json.loads(pkg.read_text())["version"]
+            return version
         except (OSError, ValueError, KeyError):
             return None
 
@@ -175,12 +181,8 @@ class ShrimpPeer(Peer):
         self.data_dir.mkdir(parents=True, exist_ok=True)
 
     async def create_task(self, client: Client, i: int) -> CallToolResult:
-        task = {
-            "name": f"Task {i}",
-            "description": f"Benchmark task number {i}: implement and test item {i}.",
-            "implementationGuide": f"Implement item {i}, then add a test for it.",
-            "verificationCriteria": f"Test for item {i} passes.",
-        }
+        # The same task as everyone's (bench/config.py); implementationGuide is required, so empty.
+        task = {"name": subject(i), "description": description(i), "implementationGuide": ""}
         r = await client.call_tool("split_tasks", {"updateMode": "append", "tasksRaw": json.dumps([task])})
         _check(r, "split_tasks")
         if not self.task_ids(r):  # validation errors come back as plain text, not isError
@@ -261,12 +263,7 @@ class TaskMasterPeer(Peer):
     async def create_task(self, client: Client, i: int) -> CallToolResult:
         r = await client.call_tool(
             "add_task",
-            self._args(
-                title=f"Task {i}",
-                description=f"Benchmark task number {i}: implement and test item {i}.",
-                details=f"Implement item {i}, then add a test for it.",
-                testStrategy=f"Test for item {i} passes.",
-            ),
+            self._args(title=subject(i), description=description(i)),  # the same task as everyone's
         )
         return _check(r, "add_task")
 
