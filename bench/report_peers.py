@@ -4,6 +4,7 @@ same tasks, the same calls timed, each list figure with its answer's size beside
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.mdtable import ms, table
@@ -13,24 +14,9 @@ from bench.peers_run import PeerResult
 if TYPE_CHECKING:
     from bench.report import Report
 
-# Why two earlier runs disagreed about the peers by 4-10x; the figures quoted are those
-# of the runs issue 11 cites (b3ca064's BENCHMARKS.md and the raw-client run), the rest
-# of the paragraph is read off this run.
-HISTORY = (
-    "Why two earlier runs disagreed about the peers by 4–10× (issue 11: list of 1,000 tasks, Task Master "
-    "11.7 ms and Shrimp 23.7 ms in BENCHMARKS.md, 101 and 122 ms in a raw-client run): the time a list "
-    "takes is, for both peers, mostly the time to build and send its answer, and the answer grows with "
-    "what each task holds. The earlier BENCHMARKS.md runs filled the peers through their own tools but "
-    "with more than we were given (Shrimp: implementationGuide and verificationCriteria; Task Master: "
-    "details and testStrategy, about 80 characters a task more than ours) while our plan was written "
-    "straight to disk, with an activeForm the peers did not have: not the same tasks. The raw-client "
-    "run left no script or data in the repository; its 4–10× higher peer figures are what a larger "
-    "answer costs (its tasks held more text, or its client parsed and printed each answer) and cannot "
-    "be rechecked. Here every server, ours included, starts empty and is filled through its own create "
-    "tool with the same subject and description and nothing else (Shrimp requires an "
-    "implementationGuide: it is sent empty), then the same calls are timed, and each list is shown "
-    "with its answer's size."
-)
+# The hand-written account of why two earlier runs disagreed about the peers (issue 11),
+# with the measurements of `python -m bench.peers_fill`; included verbatim.
+HISTORY = Path(__file__).resolve().parent / "peers_history.md"
 
 
 def _cell(p: PeerResult, f: Callable[[PeerResult], str]) -> str:
@@ -128,5 +114,6 @@ def peers_section(r: Report) -> list[str]:
             f"an activeForm each): {ms(lt.med)} ms ({lt.ratio:.2f}) · "
             f"{(o.list_text or 0) + (o.list_structured or 0):,} chars."
         )
-    out.append("\n\n" + HISTORY)
+    if HISTORY.is_file():
+        out.append("\n\n" + HISTORY.read_text().rstrip())
     return out
