@@ -18,13 +18,14 @@ session (mcp-session-id), and its exit stack tells us when it ends.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 ACTIVE_URI = "plans://active"
 WATCH_INTERVAL = 0.25  # the poll, where the store has no change feed
 SAFETY_NET_S = 2.0  # plan versions are compared at least this often while following a feed
-FEED_BUFFER = 16  # batches of names in flight from the feed's thread
 # Far more than the plans and tasks a client can watch; a client asking for more is
 # refused rather than allowed to grow the server without bound.
 MAX_SUBSCRIPTIONS = 1_000
@@ -150,36 +150,48 @@ async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_IN
 
 
 async def _follow(store: ChangeFeed, notifier: Notifier, previous: dict[str, PlanVersion]) -> dict[str, PlanVersion]:
-    """Report what the feed names (and, every SAFETY_NET_S, what plan versions show)."""
+    """Report what the feed names (and, every SAFETY_NET_S, what plan versions show).
+
+    The feed blocks, so it runs in a daemon thread of its own that only ever hands names
+    over without waiting (call_soon_threadsafe): a thread waiting on the event loop (as
+    anyio.from_thread does) hangs for ever once that loop is gone, and a worker thread of
+    the loop's pool would then hold the interpreter's exit."""
     plans = cast(PlanStore, store)
-    send, receive = anyio.create_memory_object_stream[set[str]](FEED_BUFFER)
+    loop = asyncio.get_running_loop()
+    wake = asyncio.Event()
+    pending: set[str] = set()
+    lock = threading.Lock()
     stop = threading.Event()
-
-    def pump() -> None:  # in a worker thread: the feed blocks
-        with send:
-            for names in store.changes(stop, SAFETY_NET_S):
-                try:
-                    anyio.from_thread.run(send.send, names)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
-                    return  # the watcher was cancelled: nobody listens any more
-
     failure: list[StorageError] = []
 
-    async def run_pump() -> None:
+    def pump() -> None:
         try:
-            await anyio.to_thread.run_sync(pump, abandon_on_cancel=True)
-        except StorageError as e:  # the feed cannot watch: the receiving loop ends, then we poll
+            for names in store.changes(stop, SAFETY_NET_S):
+                with lock:
+                    pending.update(names)
+                try:
+                    loop.call_soon_threadsafe(wake.set)
+                except RuntimeError:  # the loop is closed: nobody listens any more
+                    return
+        except StorageError as e:  # the feed cannot watch: the server polls instead
             failure.append(e)
+        finally:
+            stop.set()
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
 
+    threading.Thread(target=pump, name="plan-changes", daemon=True).start()
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run_pump)
-            async with receive:
-                async for names in receive:
-                    try:
-                        previous = await _report(plans, notifier, previous, names)
-                    except (OSError, PlanningError) as e:
-                        log.warning("cannot read the plans in %s: %s", plans.describe(), e)
+        while not stop.is_set() or pending:
+            await wake.wait()
+            wake.clear()
+            with lock:
+                names = set(pending)
+                pending.clear()
+            try:
+                previous = await _report(plans, notifier, previous, names)
+            except (OSError, PlanningError) as e:
+                log.warning("cannot read the plans in %s: %s", plans.describe(), e)
         if failure:
             raise failure[0]
     finally:
