@@ -7,7 +7,7 @@ large the plan grows. `blockedBy` is the source of truth; `blocks` mirrors it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from .errors import CorruptTask, PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
@@ -231,3 +231,27 @@ def positional_cycle(deps: dict[int, Iterable[int]]) -> list[int] | None:
         if state.get(n) is None and (found := visit(n)):
             return found
     return None
+
+
+def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> None:
+    """Derive every `blocks` from the `blockedBy` lists (the source of truth).
+
+    A task that needs repairing is replaced in `tasks` by a repaired copy; the Task
+    objects passed in are never changed (they may be a cache's). An edge to an
+    unreadable task cannot be checked against its `blockedBy`, so it is kept as stored
+    rather than dropped (the file is reported, not guessed at)."""
+    derived: dict[int, set[int]] = {}
+    for t in tasks.values():
+        for b in t.blocked_by:
+            if b != t.id and b in tasks:
+                derived.setdefault(b, set()).add(t.id)
+    for i, t in tasks.items():
+        mine = derived.get(i)
+        if mine is None and not t.blocks and not t.blocked_by:
+            continue  # most tasks of a big plan: nothing to derive, nothing to repair
+        blocks = sorted((mine or set()) | {b for b in t.blocks if b in unreadable})
+        if blocks != t.blocks or i in t.blocked_by:
+            repaired = t.clone()
+            repaired.blocks = blocks
+            repaired.blocked_by = [b for b in t.blocked_by if b != i]
+            tasks[i] = repaired

@@ -160,3 +160,12 @@ def plan_title(plan_md: str, name: str) -> str:
     `# ` heading (at most 1,000 characters of it), else the plan's name."""
     first = plan_md.partition("\n")[0][:1000]
     return first[2:].strip() if first.startswith("# ") else name
+
+
+def plan_name(date: str, slug: str, n: int = 1) -> str:
+    """The n-th name PlanCreate tries for a plan (`<date>-<slug>`, then -2, -3, ... with
+    the slug shortened so the name stays within 60 characters): one rule for every store."""
+    if n == 1:
+        return f"{date}-{slug}"
+    tail = f"-{n}"
+    return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"

@@ -35,6 +35,7 @@ PlanArchiveCheck = Callable[[PlanSnapshot], None]
 """Called under the plan's lock before archiving; raises to refuse."""
 
 STORE_ENV = "PLANNING_MCP_STORE"
+DEFAULT_LOCK_TIMEOUT = 10.0  # seconds a write waits for a plan held by another writer, then PlanBusy
 SESSION_IDLE_SECONDS = 24 * 3600.0  # a stored session unused this long is forgotten (SharedSessions)
 
 

@@ -31,11 +31,10 @@ from ..errors import (
     TaskIdsExhausted,
     TaskNotFound,
 )
+from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
-from ..names import MAX_TASK_ID, check_plan_name, plan_title
-from ..store import SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
-from .files.store import DEFAULT_LOCK_TIMEOUT, _suffixed
-from .files.taskfiles import derive_blocks
+from ..names import MAX_TASK_ID, check_plan_name, plan_name, plan_title
+from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
 
 LOCATION_PREFIX = "memory:#"
 
@@ -307,7 +306,7 @@ class MemoryStore:
             plan.keep(f"{date}-{slug}", t.id, t.to_json().encode())
         with self._cond:
             for n in range(1, 1000):
-                name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
+                name = plan_name(date, slug, n)
                 if name not in self._plans:
                     self._plans[name] = plan
                     self._touch(plan)

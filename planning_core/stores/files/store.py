@@ -26,9 +26,10 @@ from ...errors import (
     PlanNotFound,
     StorageError,
 )
+from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task, summarize
-from ...names import check_plan_name
-from ...store import PlanArchiveCheck, PlanRecord, PlanVersion
+from ...names import check_plan_name, plan_name
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
 from . import atomicfile
 from .foldercache import FolderCache
 from .planlock import LockTimeout, LockUnavailable, plan_lock
@@ -38,13 +39,11 @@ from .taskfiles import (
     LOCK,
     PLAN_MD,
     TASK_FILE,
-    derive_blocks,
     load_task,
     task_filename,
 )
 from .txn import FileTransaction
 
-DEFAULT_LOCK_TIMEOUT = 10.0
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
 STAGING_PREFIX = ".staging-"
@@ -258,7 +257,7 @@ class FileStore:
             atomicfile.write_synced(staging / LOCK, b"")
             atomicfile.fsync_dir(staging)
             for n in range(1, 1000):
-                name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
+                name = plan_name(date, slug, n)
                 if (self.done / name).exists():
                     continue
                 try:
@@ -369,7 +368,3 @@ class Repair:
     def rewritten(self) -> list[int]:
         return sorted({*self.blocks, *self.dropped})
 
-
-def _suffixed(date: str, slug: str, n: int) -> str:
-    tail = f"-{n}"
-    return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -74,27 +73,3 @@ def load_task(path: Path, task_id: int) -> Task:
     if isinstance(loaded, str):
         raise CorruptTask(path.name, task_id, filename, loaded)
     return loaded
-
-
-def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> None:
-    """Derive every `blocks` from the `blockedBy` lists (the source of truth).
-
-    A task that needs repairing is replaced in `tasks` by a repaired copy; the Task
-    objects passed in are never changed (they may be a cache's). An edge to an
-    unreadable task cannot be checked against its `blockedBy`, so it is kept as stored
-    rather than dropped (the file is reported, not guessed at)."""
-    derived: dict[int, set[int]] = {}
-    for t in tasks.values():
-        for b in t.blocked_by:
-            if b != t.id and b in tasks:
-                derived.setdefault(b, set()).add(t.id)
-    for i, t in tasks.items():
-        mine = derived.get(i)
-        if mine is None and not t.blocks and not t.blocked_by:
-            continue  # most tasks of a big plan: nothing to derive, nothing to repair
-        blocks = sorted((mine or set()) | {b for b in t.blocks if b in unreadable})
-        if blocks != t.blocks or i in t.blocked_by:
-            repaired = t.clone()
-            repaired.blocks = blocks
-            repaired.blocked_by = [b for b in t.blocked_by if b != i]
-            tasks[i] = repaired

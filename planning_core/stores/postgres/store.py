@@ -18,11 +18,10 @@ from typing import Any
 import psycopg
 
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanExists, PlanNotFound, TaskNotFound
+from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task, summarize
-from ...names import check_plan_name, plan_title
-from ...store import PlanArchiveCheck, PlanRecord, PlanVersion, redact
-from ..files.store import DEFAULT_LOCK_TIMEOUT, _suffixed
-from ..files.taskfiles import derive_blocks
+from ...names import check_plan_name, plan_name, plan_title
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion, redact
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
 from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed, write_tasks
@@ -231,7 +230,7 @@ class PostgresStore:
         high = max((t.id for t in tasks), default=0)
         with self.db.write(f"creating plan {date}-{slug}", lambda conn: None) as (conn, _):
             for n in range(1, MAX_SUFFIX):
-                name = f"{date}-{slug}" if n == 1 else _suffixed(date, slug, n)
+                name = plan_name(date, slug, n)
                 row = conn.execute(
                     f"INSERT INTO {PLANS} (name, plan_md, high_water) VALUES (%s, %s, %s) "
                     "ON CONFLICT (name) DO NOTHING RETURNING name",

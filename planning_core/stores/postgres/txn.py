@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import CorruptTask, TaskIdsExhausted, TaskNotFound
+from ...graph import derive_blocks
 from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
-from ..files.taskfiles import derive_blocks
 from .db import Conn
 from .plans import Head, Parsed, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
