@@ -15,7 +15,7 @@ from mcp.types import CallToolResult
 
 from bench.config import Config, description, subject
 from bench.measure import Floor, Series, timed
-from bench.peers.peers import result_text, wire
+from bench.peers.peers import answer_size, result_text, wire
 from bench.servers import BenchError, check, connect, find_pid, ours_params, ours_store_params, vm_kb
 from planning_core import FileStore, Task, TaskStatus
 from planning_core.store import open_store
@@ -114,6 +114,7 @@ class SizeResult:
     list_structured: int | None = None  # ...and JSON of its structured content
     list_default_text: int | None = None  # TaskList with the default limit (200)
     list_default_structured: int | None = None
+    page_chars: int | None = None  # the timed default-page answer (text + structured), at exactly n tasks
     tools: list[Any] = field(default_factory=list)  # the tools/list answer
 
 
@@ -150,7 +151,8 @@ async def run_size(
 
         await measure("TaskGet", lambda i: {"taskId": (i * 7919) % n + 1}, "TaskGet")
         await measure("TaskList", lambda i: {"limit": 1000}, "TaskList")
-        await measure("TaskList default page", lambda i: {}, "TaskList")
+        pages = await measure("TaskList default page", lambda i: {}, "TaskList")
+        res.page_chars = answer_size(pages[-1])  # the plan has exactly n tasks here
         await measure("PlanList", lambda i: {}, "PlanList")
         await measure("todo", lambda i: {"items": TODO_ITEMS}, "todo")
         created = await measure(
