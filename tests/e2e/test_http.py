@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -13,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ResourceListChangedNotification
 
 from tests.support.mcp import text_of
 from tests.support.procs import HOST, free_port, run_cli
@@ -87,8 +89,19 @@ async def test_token_guards_sse(store_url: str, tmp_path: Path) -> None:
             assert (await raw.get(f"{srv.base}/sse")).status_code == 401
             assert (await raw.post(f"{srv.base}/messages/?session_id=x", json=PING)).status_code == 401
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with Client(sse_client(f"{srv.base}/sse", headers=headers), mode="legacy") as client:
+        listed = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ResourceListChangedNotification):
+                listed.set()
+
+        sse = sse_client(f"{srv.base}/sse", headers=headers)
+        async with Client(sse, mode="legacy", message_handler=on_message) as client:
             await short_flow(client, "SSE token")
+            # The handshake before closing: the watcher's notice of the new plan (the last it
+            # sends this client) has arrived; one arriving while the SDK's SSE client closes
+            # makes its reader raise BrokenResourceError.
+            await listed.wait()
 
 
 def one_error_line(stderr: str) -> str:

@@ -176,7 +176,13 @@ def test_socket_and_directory_task_files_are_named(root: Path) -> None:
     (folder(root) / "task_7.json").mkdir()
     sock = socket.socket(socket.AF_UNIX)
     try:
-        sock.bind(str(folder(root) / "task_8.json"))
+        # A relative name from inside the folder: a full temp path can exceed AF_UNIX's 108 bytes.
+        here = os.getcwd()
+        os.chdir(folder(root))
+        try:
+            sock.bind("task_8.json")
+        finally:
+            os.chdir(here)
         out = run_cli(["board", "--root", str(root)]).stdout
     finally:
         sock.close()
