@@ -96,6 +96,9 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20, every:
         time.sleep(every)
 
 
+SERVING_MARK = "(Ctrl+C to stop)"  # the end of the server's one startup line
+
+
 def wait_for_port(proc: subprocess.Popen[Any], port: int, stderr_path: Path, timeout: float = 20) -> None:
     """The handshake of a server child: its port answers (or it exited, which fails)."""
 
@@ -129,6 +132,11 @@ def serving(tmp_path: Path, transport: str, *, root: Path | None = None, token: 
         )
     try:
         wait_for_port(proc, port, stderr_path)
+        # The socket listens just before the serving line is printed: wait for the line too,
+        # so a test reading stderr sees the whole startup.
+        wait_until(
+            lambda: SERVING_MARK in stderr_path.read_text(encoding="utf-8", errors="replace"), "the serving line"
+        )
         yield Served(proc, port, stderr_path)
     finally:
         stop(proc)
