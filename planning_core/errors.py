@@ -41,7 +41,7 @@ class InvalidSlug(InvalidInput):
 
 class InvalidTaskId(InvalidInput):
     def __init__(self, value: object) -> None:
-        super().__init__(f"Invalid task id {value!r}: use a positive integer such as 3, \"3\" or \"#3\".")
+        super().__init__(f'Invalid task id {value!r}: use a positive integer such as 3, "3" or "#3".')
 
 
 class TaskIdsExhausted(PlanningError):
@@ -71,8 +71,7 @@ def _active_hint(active: Sequence[str]) -> str:
 class AmbiguousPlan(PlanningError):
     def __init__(self, part: str, candidates: Iterable[str]) -> None:
         super().__init__(
-            f"Plan {part!r} matches several plans: {', '.join(candidates)}. "
-            "Give the full name or a longer part of it."
+            f"Plan {part!r} matches several plans: {', '.join(candidates)}. Give the full name or a longer part of it."
         )
 
 
@@ -97,11 +96,7 @@ class NoCurrentPlan(PlanningError):
     def __init__(self, active: Iterable[str] = ()) -> None:
         names = list(active)
         if names:
-            msg = (
-                "Several plans are active; say which one with the plan parameter: "
-                + ", ".join(names)
-                + "."
-            )
+            msg = "Several plans are active; say which one with the plan parameter: " + ", ".join(names) + "."
         else:
             msg = "There is no active plan. Call PlanCreate first, or pass plan=<name>."
         super().__init__(msg)
@@ -109,18 +104,14 @@ class NoCurrentPlan(PlanningError):
 
 class PlanArchived(PlanningError):
     def __init__(self, name: str) -> None:
-        super().__init__(
-            f"Plan {name!r} is archived and is read-only. Create a new plan with PlanCreate."
-        )
+        super().__init__(f"Plan {name!r} is archived and is read-only. Create a new plan with PlanCreate.")
 
 
 class TaskNotFound(PlanningError):
     def __init__(self, plan: str, ids: Iterable[int]) -> None:
         ids = list(ids)
         noun = "Task" if len(ids) == 1 else "Tasks"
-        super().__init__(
-            f"{noun} {_ids(ids)} not found in plan {plan}. Call TaskList to see the task ids."
-        )
+        super().__init__(f"{noun} {_ids(ids)} not found in plan {plan}. Call TaskList to see the task ids.")
 
 
 class DependencyCycle(PlanningError):
@@ -128,8 +119,7 @@ class DependencyCycle(PlanningError):
         self.cycle = cycle
         path = " -> ".join(f"#{i}" for i in cycle)
         super().__init__(
-            f"Refused: this dependency would close a cycle {path}. "
-            "Remove one of these links or restructure the tasks."
+            f"Refused: this dependency would close a cycle {path}. Remove one of these links or restructure the tasks."
         )
 
 

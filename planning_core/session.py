@@ -17,9 +17,7 @@ from pydantic import ValidationError
 from .models import TodoItem
 from .todo import TodoList
 
-PLAN_REMINDER = (
-    "<reminder>You have an active session plan. Check TaskList and update task status.</reminder>"
-)
+PLAN_REMINDER = "<reminder>You have an active session plan. Check TaskList and update task status.</reminder>"
 TODO_REMINDER = "<reminder>Your todo list has unfinished items. Update it with the todo tool.</reminder>"
 PLAN_INTERVAL = 5
 TODO_INTERVAL = 3

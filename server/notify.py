@@ -205,9 +205,7 @@ async def _report(
     """Notify about plans whose version moved or that the feed named; the new versions."""
     current = await anyio.to_thread.run_sync(store.plan_versions)
     touched = named & current.keys()  # a file edited in place moves no folder version
-    changed = sorted(
-        {n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n)} | touched
-    )
+    changed = sorted({n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n)} | touched)
     if not changed:
         return current
     came_or_went = current.keys() != previous.keys() or any(

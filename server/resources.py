@@ -60,6 +60,7 @@ def plan_resources(state: AppState) -> list[Resource]:
 
 def register(server: MCPServer[AppState], state: AppState) -> None:
     mcp_app.register(server, state)  # ui://planning/board, its app-only tool, the links from PlanList/TaskList
+
     async def read(ctx: Context, fn: object, *args: str) -> str:
         try:
             return await anyio.to_thread.run_sync(fn, app_state(ctx), *args)  # type: ignore[arg-type]

@@ -184,7 +184,9 @@ def test_starting_a_task_whose_blocker_cannot_be_read(planner: Planner, file_sto
         planner.update_task(name, 3, status="in_progress")
     message = str(info.value)
     assert message.startswith("Task #3 cannot start: its blocker #1 cannot be read (task_1.json: invalid task JSON")
-    assert message.endswith(f"Fix or remove that task by hand in plan {name}, or call TaskUpdate with removeBlockedBy [1].")
+    assert message.endswith(
+        f"Fix or remove that task by hand in plan {name}, or call TaskUpdate with removeBlockedBy [1]."
+    )
     assert tree_state(file_store.root) == before
     # The way out the message offers works, and the unreadable file is never rewritten.
     change = planner.update_task(name, 3, status="in_progress", remove_blocked_by=[1])

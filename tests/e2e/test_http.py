@@ -113,8 +113,9 @@ def one_error_line(stderr: str) -> str:
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_non_loopback_needs_a_token(transport: str, store_url: str) -> None:
-    r = run_cli(["serve", "--transport", transport, "--host", "0.0.0.0", "--port", str(free_port()),
-                 "--store", store_url])
+    r = run_cli(
+        ["serve", "--transport", transport, "--host", "0.0.0.0", "--port", str(free_port()), "--store", store_url]
+    )
     assert r.returncode != 0
     assert "--token" in one_error_line(r.stderr)
 

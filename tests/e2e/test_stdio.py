@@ -82,8 +82,16 @@ async def test_console_script_serves_stdio(store_url: str, tmp_path: Path) -> No
     with anyio.fail_after(60):
         async with connect(stdio_params(store_url, tmp_path, script=True), tmp_path / "a.stderr", "auto") as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert {"PlanCreate", "PlanList", "PlanArchive", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
-                    "todo"} <= names
+            assert {
+                "PlanCreate",
+                "PlanList",
+                "PlanArchive",
+                "TaskCreate",
+                "TaskUpdate",
+                "TaskList",
+                "TaskGet",
+                "todo",
+            } <= names
             await seed_story(client)
         async with connect(stdio_params(store_url, tmp_path, script=True), tmp_path / "b.stderr", "legacy") as client:
             await assert_restored(client)

@@ -351,8 +351,11 @@ def test_control_characters_are_refused_in_one_line_fields(tmp_path: Path) -> No
                 ("PlanCreate", {"title": bad, "analysis": "", "approach": ""}, "title"),
                 ("PlanCreate", {"title": "t", "analysis": "", "approach": "", "steps": [bad]}, "steps[1]"),
                 ("PlanCreate", {"title": "t", "analysis": "", "approach": "", "tasks": [{"subject": bad}]}, "subject"),
-                ("PlanCreate", {"title": "t", "analysis": "", "approach": "",
-                                "tasks": [{"subject": "s", "activeForm": bad}]}, "activeForm"),
+                (
+                    "PlanCreate",
+                    {"title": "t", "analysis": "", "approach": "", "tasks": [{"subject": "s", "activeForm": bad}]},
+                    "activeForm",
+                ),
                 ("todo", {"items": [{"content": bad}]}, "content"),
                 ("todo", {"items": [{"content": "c", "activeForm": bad}]}, "activeForm"),
                 ("todo", {"items": [{"content": "c"}], "topic": bad}, "topic"),
@@ -383,8 +386,11 @@ def test_multi_line_fields_keep_newlines_and_tabs_only(tmp_path: Path) -> None:
                 ("TaskUpdate", {"taskId": 1, "description": bad, "plan": PLAN}, "description"),
                 ("PlanCreate", {"title": "t", "analysis": bad, "approach": ""}, "analysis"),
                 ("PlanCreate", {"title": "t", "analysis": "", "approach": bad}, "approach"),
-                ("PlanCreate", {"title": "t", "analysis": "", "approach": "",
-                                "tasks": [{"subject": "s", "description": bad}]}, "description"),
+                (
+                    "PlanCreate",
+                    {"title": "t", "analysis": "", "approach": "", "tasks": [{"subject": "s", "description": bad}]},
+                    "description",
+                ),
             ):
                 result = srv.call(tool, args)
                 said = text_of(result)

@@ -101,7 +101,11 @@ def test_hook_state_fifo_does_not_hang(root: Path) -> None:
     payload = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(root)})
     done = subprocess.run(
         [console_script(), "hook", "PostToolUse", "--root", str(root)],
-        input=payload, capture_output=True, text=True, timeout=20, env=child_env(),
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=child_env(),
     )
     assert done.returncode == 0  # fails open, promptly
 
@@ -125,8 +129,12 @@ def test_other_requests_are_answered_next_to_a_fifo(server: RawStdio) -> None:
     start = time.perf_counter()
     ids = [server.request("tools/call", {"name": "TaskGet", "arguments": {"taskId": 5, "plan": PLAN}})]
     ids.append(server.request("tools/call", {"name": "TaskGet", "arguments": {"taskId": 1, "plan": PLAN}}))
-    ids.append(server.request("tools/call", {"name": "TaskCreate", "arguments": {
-        "subject": "After the FIFO", "description": "", "plan": PLAN}}))
+    ids.append(
+        server.request(
+            "tools/call",
+            {"name": "TaskCreate", "arguments": {"subject": "After the FIFO", "description": "", "plan": PLAN}},
+        )
+    )
     ids.append(server.request("tools/call", {"name": "TaskList", "arguments": {"plan": PLAN}}))
     answers = [server.answer(i, PROMPT) for i in ids]
     FIGURES["stdio 4 pipelined calls next to a FIFO (s)"] = time.perf_counter() - start

@@ -99,8 +99,7 @@ class Cluster:
         """pg_terminate_backend of every connection to `dbname` (but ours); how many."""
         with psycopg.connect(self.url, autocommit=True) as conn:
             rows = conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                 (dbname,),
             ).fetchall()
         return sum(1 for (ok,) in rows if ok)
@@ -160,9 +159,10 @@ def _watch_owner(found: Cluster) -> None:
     atexit (killed, a timeout, os._exit in a forked child): a detached shell polls the
     owner's pid once a second. After a clean exit it finds the folder gone and just ends."""
     assert found.datadir is not None
-    stop = " ".join(shlex.quote(a) for a in _as_server_user(
-        [str(PG_BIN / "pg_ctl"), "stop", "-m", "immediate", "-D", str(found.datadir)]
-    ))
+    stop = " ".join(
+        shlex.quote(a)
+        for a in _as_server_user([str(PG_BIN / "pg_ctl"), "stop", "-m", "immediate", "-D", str(found.datadir)])
+    )
     top = shlex.quote(str(found.datadir.parent))
     script = f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; [ -d {top} ] && {stop}; rm -rf {top}"
     subprocess.Popen(

@@ -85,7 +85,7 @@ def _setuptools_version() -> tuple[int, ...]:
 @pytest.mark.skipif(
     _setuptools_version() < (77,),
     reason="building offline (--no-build-isolation) needs setuptools>=77 in this venv (PEP 639 license string); "
-    "the test extra installs it: pip install -e \".[test]\"",
+    'the test extra installs it: pip install -e ".[test]"',
 )
 def test_wheel_builds_with_every_module(tmp_path: Path) -> None:
     src = tmp_path / "src"

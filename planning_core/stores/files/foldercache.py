@@ -233,8 +233,14 @@ class FolderCache:
             if not changed:  # copy on write: readers holding the old ones are not disturbed
                 files, tasks, corrupt = dict(files), dict(tasks), list(corrupt)
                 changed = True
-            if old is not None and hit is not None and isinstance(old.value, Task) and isinstance(hit.value, Task) \
-                    and old.value.id == hit.value.id and tasks.get(old.value.id) is old.value:
+            if (
+                old is not None
+                and hit is not None
+                and isinstance(old.value, Task)
+                and isinstance(hit.value, Task)
+                and old.value.id == hit.value.id
+                and tasks.get(old.value.id) is old.value
+            ):
                 files[name] = hit
                 tasks[hit.value.id] = hit.value  # in its place: the dict stays in id order
                 continue

@@ -1,7 +1,7 @@
 """The file store: the contract's on-disk layout, written crash-safely under a lock.
 
-    <root>/todo/<YYYY-MM-DD-slug>/plan.md, task_<N>.json, .highwatermark, .lock
-    <root>/done/<...same shape...>
+<root>/todo/<YYYY-MM-DD-slug>/plan.md, task_<N>.json, .highwatermark, .lock
+<root>/done/<...same shape...>
 """
 
 from __future__ import annotations
@@ -367,4 +367,3 @@ class Repair:
     @property
     def rewritten(self) -> list[int]:
         return sorted({*self.blocks, *self.dropped})
-
