@@ -35,6 +35,7 @@ from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from ..names import MAX_TASK_ID, check_plan_name, plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
+from .staging import StagedTransaction
 
 LOCATION_PREFIX = "memory:#"
 
@@ -65,30 +66,24 @@ class _Plan:
         self.docs[task_id] = doc
 
 
-class MemoryTransaction:
+class MemoryTransaction(StagedTransaction):
     """The PlanTransaction of the memory store: staged changes over the plan as committed."""
 
     def __init__(self, name: str, plan: _Plan, store: MemoryStore) -> None:
-        self.name = name
+        super().__init__(name)
         self.plan = plan
         self._store = store
-        self._staged: dict[int, Task | None] = {}
         self._high = max(plan.high_water, max(plan.tasks, default=0))
         self._issued = False
 
-    def get(self, task_id: int) -> Task:
-        if task_id in self._staged:
-            staged = self._staged[task_id]
-        else:
-            with self._store._cond:
-                staged = self.plan.tasks.get(task_id)
-        if staged is None:
+    def _committed(self, task_id: int) -> Task:
+        with self._store._cond:
+            task = self.plan.tasks.get(task_id)
+        if task is None:
             raise TaskNotFound(self.name, [task_id])
-        return staged.clone()
+        return task.clone()
 
-    def exists(self, task_id: int) -> bool:
-        if task_id in self._staged:
-            return self._staged[task_id] is not None
+    def _committed_exists(self, task_id: int) -> bool:
         with self._store._cond:
             return task_id in self.plan.tasks
 
@@ -99,20 +94,9 @@ class MemoryTransaction:
         self._issued = True
         return self._high
 
-    def put(self, task: Task) -> None:
-        self._staged[task.id] = task.clone()
-
-    def delete(self, task_id: int) -> None:
-        self._staged[task_id] = None
-
     def snapshot(self) -> PlanSnapshot:
         snap = self._store._snapshot(self.name, self.plan, copy_tasks=True)
-        for task_id, task in self._staged.items():
-            if task is None:
-                snap.tasks.pop(task_id, None)
-            else:
-                snap.tasks[task_id] = task.clone()
-        snap.tasks = dict(sorted(snap.tasks.items()))
+        snap.tasks = self._overlay(snap.tasks)
         derive_blocks(snap.tasks)
         return snap
 

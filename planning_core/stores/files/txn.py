@@ -8,9 +8,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import PartialWriteError, StorageError, TaskIdsExhausted, TaskNotFound
+from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...models import PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
+from ..staging import StagedTransaction
 from . import atomicfile
 from .regularfile import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
 from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task, task_filename
@@ -19,28 +20,20 @@ if TYPE_CHECKING:
     from .store import FileStore
 
 
-class FileTransaction:
+class FileTransaction(StagedTransaction):
     """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
 
     def __init__(self, name: str, path: Path, store: FileStore) -> None:
-        self.name = name
+        super().__init__(name)
         self.path = path
         self._store = store
-        self._staged: dict[int, Task | None] = {}
         self._high: int | None = None
         self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
 
-    def get(self, task_id: int) -> Task:
-        if task_id in self._staged:
-            staged = self._staged[task_id]
-            if staged is None:
-                raise TaskNotFound(self.name, [task_id])
-            return staged.clone()
+    def _committed(self, task_id: int) -> Task:
         return load_task(self.path, task_id)
 
-    def exists(self, task_id: int) -> bool:
-        if task_id in self._staged:
-            return self._staged[task_id] is not None
+    def _committed_exists(self, task_id: int) -> bool:
         return os.path.lexists(self.path / task_filename(task_id))
 
     def next_id(self) -> int:
@@ -67,20 +60,9 @@ class FileTransaction:
         self._issued.add(candidate)
         return candidate
 
-    def put(self, task: Task) -> None:
-        self._staged[task.id] = task.clone()
-
-    def delete(self, task_id: int) -> None:
-        self._staged[task_id] = None
-
     def snapshot(self) -> PlanSnapshot:
         snap = self._store._snapshot(self.path, archived=False)
-        for task_id, task in self._staged.items():
-            if task is None:
-                snap.tasks.pop(task_id, None)
-            else:
-                snap.tasks[task_id] = task.clone()
-        snap.tasks = dict(sorted(snap.tasks.items()))
+        snap.tasks = self._overlay(snap.tasks)
         return snap
 
     def all_completed(self) -> bool:

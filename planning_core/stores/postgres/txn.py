@@ -16,6 +16,7 @@ from ...errors import CorruptTask, TaskIdsExhausted, TaskNotFound
 from ...graph import derive_blocks
 from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
+from ..staging import StagedTransaction
 from .db import Conn
 from .plans import Head, Parsed, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
@@ -24,14 +25,13 @@ if TYPE_CHECKING:
     from .store import PostgresStore
 
 
-class PostgresTransaction:
+class PostgresTransaction(StagedTransaction):
     def __init__(self, store: PostgresStore, conn: Conn, head: Head, tasks: Parsed) -> None:
-        self.name = head.name
+        super().__init__(head.name)
         self._store = store
         self._conn = conn
         self._head = head
         self._parsed = tasks
-        self._staged: dict[int, Task | None] = {}
         self._high = max(head.high_water, max(tasks.entries, default=0))
         self._issued = False
         self.archiving = False  # set by PostgresStore.archive: the flush marks the plan archived
@@ -42,19 +42,9 @@ class PostgresTransaction:
             raise TaskNotFound(self.name, [task_id])
         if isinstance(entry, CorruptFile):
             raise CorruptTask(self.name, task_id, entry.file, entry.reason)
-        return entry
+        return entry.clone()
 
-    def get(self, task_id: int) -> Task:
-        if task_id in self._staged:
-            staged = self._staged[task_id]
-            if staged is None:
-                raise TaskNotFound(self.name, [task_id])
-            return staged.clone()
-        return self._committed(task_id).clone()
-
-    def exists(self, task_id: int) -> bool:
-        if task_id in self._staged:
-            return self._staged[task_id] is not None
+    def _committed_exists(self, task_id: int) -> bool:
         return task_id in self._parsed.entries
 
     def next_id(self) -> int:
@@ -64,20 +54,8 @@ class PostgresTransaction:
         self._issued = True
         return self._high
 
-    def put(self, task: Task) -> None:
-        self._staged[task.id] = task.clone()
-
-    def delete(self, task_id: int) -> None:
-        self._staged[task_id] = None
-
     def snapshot(self) -> PlanSnapshot:
-        tasks = {i: t.clone() for i, t in self._parsed.tasks.items()}
-        for task_id, task in self._staged.items():
-            if task is None:
-                tasks.pop(task_id, None)
-            else:
-                tasks[task_id] = task.clone()
-        tasks = dict(sorted(tasks.items()))
+        tasks = self._overlay({i: t.clone() for i, t in self._parsed.tasks.items()})
         corrupt = [c for c in self._parsed.corrupt if c.task_id not in self._staged]
         derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
         return PlanSnapshot.model_construct(

@@ -1,0 +1,52 @@
+"""What every backend's PlanTransaction does the same way: the tasks put or deleted in the
+transaction are kept apart from the committed plan until the store writes them at the end,
+and every read inside the transaction sees them first."""
+
+from __future__ import annotations
+
+from ..errors import TaskNotFound
+from ..models import Task
+
+
+class StagedTransaction:
+    """Staged changes by id (None: deleted). A backend gives the committed side."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._staged: dict[int, Task | None] = {}
+
+    def _committed(self, task_id: int) -> Task:
+        """The committed task, as a copy the caller may change. Raises TaskNotFound or CorruptTask."""
+        raise NotImplementedError
+
+    def _committed_exists(self, task_id: int) -> bool:
+        raise NotImplementedError
+
+    def get(self, task_id: int) -> Task:
+        if task_id in self._staged:
+            staged = self._staged[task_id]
+            if staged is None:
+                raise TaskNotFound(self.name, [task_id])
+            return staged.clone()
+        return self._committed(task_id)
+
+    def exists(self, task_id: int) -> bool:
+        if task_id in self._staged:
+            return self._staged[task_id] is not None
+        return self._committed_exists(task_id)
+
+    def put(self, task: Task) -> None:
+        self._staged[task.id] = task.clone()
+
+    def delete(self, task_id: int) -> None:
+        self._staged[task_id] = None
+
+    def _overlay(self, tasks: dict[int, Task]) -> dict[int, Task]:
+        """`tasks` (the caller's own copies of the committed ones) with the staged changes
+        applied, sorted by id."""
+        for task_id, task in self._staged.items():
+            if task is None:
+                tasks.pop(task_id, None)
+            else:
+                tasks[task_id] = task.clone()
+        return dict(sorted(tasks.items()))
