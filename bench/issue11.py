@@ -89,8 +89,7 @@ async def main_async(calls: int, idle: float, writes: int) -> None:
     with open(tmp / "stderr.log", "w") as log:
         async with connect(echo_params("issue11"), log) as e:
             floor = Floor(e)
-            for _ in range(20):
-                await floor.call()
+            await floor.warm_up()
             r = await run_issue11(calls, idle, writes, floor, tmp, log)
     s = r.planlist_10
     print(f"| PlanList, 10 plans of 1,000 tasks | {s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo |")

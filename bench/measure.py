@@ -53,6 +53,9 @@ class Series:
         return self.med / self.echo_med
 
 
+WARM_UP_CALLS = 20
+
+
 class Floor:
     """The echo server, open for the whole run; each `call()` times one echo call."""
 
@@ -63,6 +66,11 @@ class Floor:
         t = time.perf_counter()
         check(await self.client.call_tool("echo", {"text": "hello"}), "echo")
         return time.perf_counter() - t
+
+    async def warm_up(self, calls: int = WARM_UP_CALLS) -> None:
+        """Untimed calls first: the first ones pay for imports and caches."""
+        for _ in range(calls):
+            await self.call()
 
 
 async def timed(coro: Awaitable[CallToolResult]) -> tuple[float, CallToolResult]:

@@ -79,8 +79,7 @@ async def main_async(tasks: int, calls: int) -> None:
     with open(tmp / "echo.log", "w") as log:
         async with connect(echo_params("peers-fill"), log) as e:
             floor = Floor(e)
-            for _ in range(20):
-                await floor.call()
+            await floor.warm_up()
             print(f"| peer | tasks ({tasks:,}) hold | list median ms (× echo) | answer chars | fill s |")
             print("|---|---|---|---|---|")
             for name in PEERS:

@@ -91,8 +91,7 @@ async def main_async(args: argparse.Namespace) -> Report:
                 await ec.list_tools()
                 floor = Floor(ec)
                 echo_pid = find_pid(tag)
-                for _ in range(20):  # warm-up
-                    await floor.call()
+                await floor.warm_up()
 
                 for n in cfg.sizes:
                     say(f"[bench] {n:,} tasks: {len(OP_ORDER)} operations × {cfg.calls} calls")
