@@ -14,34 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.pg import PG_BIN, RUN_AS
+from tests.support.pg import PG_BIN, RUN_AS, START_TIMEOUT, free_port, run_as_server
 
-START_TIMEOUT = 60  # seconds for pg_ctl -w on a loaded 2-core machine
 DBNAME = "bench"
-
-
-def _as_server_user(cmd: list[str]) -> list[str]:
-    return ["runuser", "-u", RUN_AS, "--", *cmd] if os.geteuid() == 0 else cmd
-
-
-def _run(cmd: list[str]) -> None:
-    done = subprocess.run(_as_server_user(cmd), capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {(done.stderr or done.stdout).strip()}")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -52,13 +32,13 @@ def throwaway_database() -> Iterator[str]:
         shutil.chown(top, user=RUN_AS)
     data = top / "data"
     ctl = [str(PG_BIN / "pg_ctl"), "-w", "-t", str(START_TIMEOUT), "-D", str(data)]
-    _run([str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8"])
-    port = _free_port()
+    run_as_server([str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8"])
+    port = free_port()
     opts = f"-p {port} -k {top} -c listen_addresses=127.0.0.1"
-    _run([*ctl, "start", "-o", opts, "-l", str(top / "server.log")])
+    run_as_server([*ctl, "start", "-o", opts, "-l", str(top / "server.log")])
     try:
-        _run([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DBNAME])
+        run_as_server([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DBNAME])
         yield f"postgresql://postgres@127.0.0.1:{port}/{DBNAME}"
     finally:
-        _run([*ctl, "stop", "-m", "fast"])
+        run_as_server([*ctl, "stop", "-m", "fast"])
         shutil.rmtree(top, ignore_errors=True)

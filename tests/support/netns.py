@@ -197,7 +197,7 @@ class BridgeCluster(pg.Cluster):
         cmd = [str(pg.PG_BIN / "pg_ctl"), *args, "-w", "-t", str(pg.START_TIMEOUT), "-D", str(self.datadir)]
         if args[0] in ("start", "restart"):
             cmd += ["-o", options, "-l", str(self.datadir.parent / "server.log")]
-        pg._run(cmd)
+        pg.run_as_server(cmd)
 
     def terminate_application(self, application_name: str) -> int:
         with psycopg.connect(self.url, autocommit=True) as conn:
@@ -223,14 +223,14 @@ def bridge_cluster(net: Network) -> Iterator[BridgeCluster]:
     datadir = top / "data"
     started: BridgeCluster | None = None
     try:
-        pg._run(
+        pg.run_as_server(
             [str(pg.PG_BIN / "initdb"), "-D", str(datadir), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
         )
         with (datadir / "pg_hba.conf").open("a") as hba:
             hba.write(f"host all all {net.subnet} trust\n")
         listen = ",".join(dict.fromkeys([net.gateway, LOOPBACK]))
         for _ in range(5):  # the free port may be taken between the probe and the bind
-            port = pg._free_port()
+            port = pg.free_port()
             found = BridgeCluster(f"postgresql://postgres@{net.gateway}:{port}/postgres", datadir, port, listen)
             try:
                 found.start()

@@ -24,7 +24,6 @@ import itertools
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -33,6 +32,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+
+from tests.support.procs import free_port
 
 PG_BIN = Path(os.environ.get("PLANNING_MCP_PG_BIN", "/usr/lib/postgresql/15/bin"))
 URL_ENV = "PLANNING_MCP_TEST_DATABASE_URL"
@@ -46,13 +47,6 @@ _counter = itertools.count(1)
 
 class ClusterError(RuntimeError):
     """The test cluster cannot be started or driven; the message says why."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def with_database(url: str, dbname: str) -> str:
@@ -83,7 +77,7 @@ class Cluster:
         cmd = [str(PG_BIN / "pg_ctl"), *args, "-w", "-t", str(START_TIMEOUT), "-D", str(self.datadir)]
         if args[0] in ("start", "restart"):
             cmd += ["-o", options, "-l", str(log)]
-        _run(cmd)
+        run_as_server(cmd)
 
     def start(self) -> None:
         self._pg_ctl("start")
@@ -118,12 +112,13 @@ class Cluster:
         shutil.rmtree(self.datadir.parent, ignore_errors=True)
 
 
-def _as_server_user(cmd: list[str]) -> list[str]:
+def as_server_user(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", RUN_AS, "--", *cmd] if os.geteuid() == 0 else cmd
 
 
-def _run(cmd: list[str]) -> None:
-    done = subprocess.run(_as_server_user(cmd), capture_output=True, text=True, check=False)
+def run_as_server(cmd: list[str]) -> None:
+    """A server tool (initdb, pg_ctl, createdb) as the cluster's user; ClusterError when it fails."""
+    done = subprocess.run(as_server_user(cmd), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise ClusterError(f"{' '.join(cmd)} failed ({done.returncode}): {(done.stderr or done.stdout).strip()}")
 
@@ -140,9 +135,11 @@ def _start_own() -> Cluster:
     if os.geteuid() == 0:
         shutil.chown(top, user=RUN_AS)
     datadir = top / "data"
-    _run([str(PG_BIN / "initdb"), "-D", str(datadir), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"])
+    run_as_server(
+        [str(PG_BIN / "initdb"), "-D", str(datadir), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
+    )
     for _ in range(5):  # the free port may be taken between our probe and the server's bind
-        port = _free_port()
+        port = free_port()
         found = Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", datadir, port)
         try:
             found.start()
@@ -161,7 +158,7 @@ def _watch_owner(found: Cluster) -> None:
     assert found.datadir is not None
     stop = " ".join(
         shlex.quote(a)
-        for a in _as_server_user([str(PG_BIN / "pg_ctl"), "stop", "-m", "immediate", "-D", str(found.datadir)])
+        for a in as_server_user([str(PG_BIN / "pg_ctl"), "stop", "-m", "immediate", "-D", str(found.datadir)])
     )
     top = shlex.quote(str(found.datadir.parent))
     script = f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; [ -d {top} ] && {stop}; rm -rf {top}"
