@@ -33,7 +33,7 @@ from planning_core.store import open_store
 from tests.support import multihost_writer as mw
 from tests.support.netns import BridgeCluster, Host, Network, bridge_cluster, network
 from tests.support.pg import with_database
-from tests.support.procs import HOST, REPO, child_env, console_script, free_port, stop, wait_until
+from tests.support.procs import HOST, REPO, Served, child_env, console_script, free_port, stop, wait_until
 from tests.support.stores import assert_mirrored
 
 HOSTS = 3
@@ -45,18 +45,12 @@ REQUIRE_ENV = "PLANNING_MCP_REQUIRE_NETNS"
 
 
 @dataclass
-class Server:
+class Server(Served):
     host: Host
-    proc: subprocess.Popen[bytes]
-    port: int
-    stderr_path: Path
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}/mcp"
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        return f"{self.base}/mcp"
 
 
 @dataclass
@@ -78,7 +72,7 @@ def start_server(host: Host, db_url: str, tmp: Path) -> Server:
             host.wrap([console_script(), *args]), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             env=child_env(), cwd=tmp,
         )  # fmt: skip
-    return Server(host, proc, port, stderr_path)
+    return Server(proc, port, stderr_path, host)
 
 
 def wait_serving(server: Server) -> None:
