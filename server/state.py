@@ -38,6 +38,11 @@ class AppState:
     # A stdio process is one session (contract §7): in a store several servers share, its
     # key must be this server's own, never the same "default" as every other stdio server.
     instance: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The store, when it keeps sessions: decided once, not on every tool call.
+    shared: SharedSessions | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shared = self.store if isinstance(self.store, SharedSessions) else None
 
     def _stored_key(self, key: str) -> str:
         return f"{PROCESS_SESSION}:{self.instance}" if key == PROCESS_SESSION else key
@@ -48,8 +53,8 @@ class AppState:
         held = _held.get()
         if held is not None and held[0] == key:
             return held[1]
-        if isinstance(self.store, SharedSessions):
-            with self.store.edit_session(self._stored_key(key)) as data:  # a read: saved unchanged
+        if self.shared is not None:
+            with self.shared.edit_session(self._stored_key(key)) as data:  # a read: saved unchanged
                 return Session.from_state(data)
         found = self.sessions.get(key)
         if found is None:
@@ -82,8 +87,8 @@ class HeldSession:
 
     async def enter(self) -> Session:
         """Raises PlanningError when the store cannot give it (the call must not run)."""
-        store = self.state.store
-        if not isinstance(store, SharedSessions):
+        store = self.state.shared
+        if store is None:
             return self.state.session(self.key)
         edit = store.edit_session(self.state._stored_key(self.key))
         self._data = await anyio.to_thread.run_sync(edit.__enter__)
