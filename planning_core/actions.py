@@ -58,6 +58,15 @@ def created_plan_name(text: str) -> str | None:
 class Outcome(Generic[T]):
     text: str
     data: T
+    # `data` as sent (JSON types, camelCase), when the action built it already: a TaskList
+    # page is made of rows kept per task, not dumped again row by row on every call.
+    wire: dict[str, Any] | None = None
+
+    def structured(self) -> dict[str, Any]:
+        """The structured content of the answer: `data` in its JSON form."""
+        if self.wire is not None:
+            return self.wire
+        return self.data.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 class Actions:
@@ -67,9 +76,10 @@ class Actions:
         # TaskList rows of unchanged tasks: the store hands out a new Task object for every
         # change and never changes one it handed out, so the same object with the same open
         # blockers gives the same row and line. Holding the object keeps its id() unique.
-        self._rows: dict[int, tuple[Task, list[int], TaskRow, str]] = {}
+        self._rows: dict[int, tuple[Task, list[int], TaskRow, dict[str, Any], str]] = {}
 
-    def _row(self, t: Task, blockers: list[int], claimable: bool = False) -> tuple[TaskRow, str]:
+    def _row(self, t: Task, blockers: list[int], claimable: bool = False) -> tuple[TaskRow, dict[str, Any], str]:
+        """The task's row, the row in its JSON form, and its board line."""
         hit = self._rows.get(id(t))
         if hit is None or hit[0] is not t or hit[1] != blockers or hit[2].claimable is not claimable:
             if len(self._rows) >= MAX_KEPT_ROWS:
@@ -83,8 +93,9 @@ class Actions:
                 blocked_by=blockers,
                 claimable=claimable,
             )
-            hit = self._rows[id(t)] = (t, blockers, row, render.task_line(t, blockers, claimable))
-        return hit[2], hit[3]
+            wire = row.model_dump(mode="json", by_alias=True, exclude_none=True)
+            hit = self._rows[id(t)] = (t, blockers, row, wire, render.task_line(t, blockers, claimable))
+        return hit[2], hit[3], hit[4]
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
         store = self.planner.store
@@ -223,14 +234,17 @@ class Actions:
         page = self.planner.list_tasks(name, status, owner, limit, cursor)
         claimable = set(page.claimable)  # claims whose lease ran out: another owner may take them
         made = [self._row(t, page.open_blockers.get(t.id, []), t.id in claimable) for t in page.tasks]
-        lines = {t.id: line for t, (_, line) in zip(page.tasks, made, strict=True)}
+        lines = {t.id: line for t, (_, _, line) in zip(page.tasks, made, strict=True)}
         text = render.task_board(
             page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor, line_of=lines.__getitem__
         )
-        rows = [row for row, _ in made]
-        return Outcome(
-            text, TaskListed(plan=page.plan, tasks=rows, unreadable=page.unreadable, next_cursor=page.next_cursor)
+        data = TaskListed.model_construct(  # rows and summary already validated
+            plan=page.plan, tasks=[row for row, _, _ in made], unreadable=page.unreadable, next_cursor=page.next_cursor
         )
+        # The answer's JSON from the kept rows: only the page's frame is dumped afresh.
+        wire = data.model_copy(update={"tasks": []}).model_dump(mode="json", by_alias=True, exclude_none=True)
+        wire["tasks"] = [row for _, row, _ in made]
+        return Outcome(text, data, wire)
 
     def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
         name = self._plan(session, plan)

@@ -62,7 +62,7 @@ async def _answer(
         return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
-        structured_content=outcome.data.model_dump(mode="json", by_alias=True, exclude_none=True),
+        structured_content=outcome.structured(),
     )
 
 
@@ -131,6 +131,7 @@ def compact_schemas(server: MCPServer[AppState]) -> None:
         tool.description = " ".join((tool.description or "").split())
         if tool.output_schema is not None:
             sdk.replace_output_schema(tool, _compact(tool.output_schema, output=True))
+            sdk.trust_structured_output(tool)
 
 
 def register(server: MCPServer[AppState]) -> None:
