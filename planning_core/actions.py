@@ -33,6 +33,7 @@ from .planner import Planner
 from .session import Session
 from .store import PlanFolders
 
+NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
 MAX_KEPT_ROWS = 50_000  # TaskList rows kept (about 200 bytes each): then they are made afresh
 
 T = TypeVar("T", bound=BaseModel)
@@ -233,10 +234,10 @@ class Actions:
         name = self._plan(session, plan)
         page = self.planner.list_tasks(name, status, owner, limit, cursor)
         claimable = set(page.claimable)  # claims whose lease ran out: another owner may take them
-        made = [self._row(t, page.open_blockers.get(t.id, []), t.id in claimable) for t in page.tasks]
-        lines = {t.id: line for t, (_, _, line) in zip(page.tasks, made, strict=True)}
+        blockers = page.open_blockers
+        made = [self._row(t, blockers.get(t.id, NO_BLOCKERS), t.id in claimable) for t in page.tasks]
         text = render.task_board(
-            page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor, line_of=lines.__getitem__
+            page.plan, page.tasks, blockers, page.unreadable, page.next_cursor, [line for _, _, line in made]
         )
         data = TaskListed.model_construct(  # rows and summary already validated
             plan=page.plan, tasks=[row for row, _, _ in made], unreadable=page.unreadable, next_cursor=page.next_cursor

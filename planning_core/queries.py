@@ -22,7 +22,7 @@ class TaskPage(BaseModel):
     tasks: list[Task]
     unreadable: list[CorruptFile]
     next_cursor: str | None = None
-    open_blockers: dict[int, list[int]] = Field(default_factory=dict)
+    open_blockers: dict[int, list[int]] = Field(default_factory=dict, description="page tasks with open blockers")
     claimable: list[int] = Field(default_factory=list, description="page tasks in progress whose lease ran out")
 
 
@@ -76,22 +76,26 @@ def list_tasks(
     snap = store.view(plan)  # read-only: nothing below changes a task
     statuses = graph.plan_statuses(snap)
     ids = list(snap.tasks)  # in id order
-    rows: list[Task] = []
-    # Only as far as the page needs (one row more tells whether there is a next page):
-    # a page of a big plan costs its own rows, not the plan's.
-    for task_id in ids[bisect.bisect_right(ids, after) :]:
-        t = snap.tasks[task_id]
-        if status == "ready" and not graph.is_ready(t, statuses, at):
-            continue
-        if status == "blocked" and not graph.is_blocked(t, statuses):
-            continue
-        if status in STATUS_NAMES and t.status.value != status:
-            continue
-        if owner is not None and t.owner != owner:
-            continue
-        rows.append(t)
-        if len(rows) > limit:
-            break
+    start = bisect.bisect_right(ids, after)
+    if status is None and owner is None:
+        # The whole board: the page is a slice (one row more tells whether there is a next page).
+        rows = [snap.tasks[i] for i in ids[start : start + limit + 1]]
+    else:
+        rows = []
+        # Only as far as the page needs: a page of a big plan costs its own rows, not the plan's.
+        for task_id in ids[start:]:
+            t = snap.tasks[task_id]
+            if status == "ready" and not graph.is_ready(t, statuses, at):
+                continue
+            if status == "blocked" and not graph.is_blocked(t, statuses):
+                continue
+            if status in STATUS_NAMES and t.status.value != status:
+                continue
+            if owner is not None and t.owner != owner:
+                continue
+            rows.append(t)
+            if len(rows) > limit:
+                break
     page, rest = rows[:limit], rows[limit:]
     upto = page[-1].id if rest else None  # report each unreadable file on one page only
     unreadable = (
@@ -99,15 +103,17 @@ def list_tasks(
         if status is None and owner is None
         else []
     )
+    open_blockers: dict[int, list[int]] = {}
+    for t in page:
+        if t.blocked_by and t.status is not TaskStatus.COMPLETED:
+            found = [b for b in t.blocked_by if graph.blocker_open(b, statuses)]
+            if found:
+                open_blockers[t.id] = found
     return TaskPage.model_construct(  # from tasks and a summary already validated
         plan=snap.summary(),
         tasks=page,
         unreadable=unreadable,
         next_cursor=str(page[-1].id) if rest else None,
-        open_blockers={
-            t.id: [b for b in t.blocked_by if graph.blocker_open(b, statuses)]
-            for t in page
-            if t.status is not TaskStatus.COMPLETED
-        },
-        claimable=[t.id for t in page if graph.lease_expired(t, at)],
+        open_blockers=open_blockers,
+        claimable=[t.id for t in page if t.lease_expires_at and graph.lease_expired(t, at)],
     )

@@ -5,7 +5,7 @@ Formats marked "exact" in the contract are produced here and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
@@ -114,18 +114,19 @@ def task_board(
     open_blockers: dict[int, list[int]],
     unreadable: Sequence[CorruptFile] = (),
     next_cursor: str | None = None,
-    line_of: Callable[[int], str] | None = None,
+    lines_of_tasks: Sequence[str] | None = None,
     claimable: Collection[int] = (),
 ) -> str:
-    """`line_of`: each task's task_line by id, where the caller has them already;
-    `claimable`: the ids whose lease ran out (TaskPage.claimable)."""
+    """`lines_of_tasks`: each task's task_line, in the order of `tasks`, where the caller
+    has them already; `claimable`: the ids whose lease ran out (TaskPage.claimable)."""
     lines = [f"{summary.name} {progress_tag(summary)}"]
-    rows: list[tuple[int, str]] = [
-        (t.id, line_of(t.id) if line_of else task_line(t, open_blockers.get(t.id, ()), t.id in claimable))
-        for t in tasks
-    ]
-    rows += [(c.task_id, corrupt_line(c)) for c in unreadable]
-    lines += [text for _, text in sorted(rows)]
+    if lines_of_tasks is None:
+        lines_of_tasks = [task_line(t, open_blockers.get(t.id, ()), t.id in claimable) for t in tasks]
+    if unreadable:  # unreadable files go between the tasks, by id
+        rows = [*zip((t.id for t in tasks), lines_of_tasks, strict=True)]
+        lines += [text for _, text in sorted(rows + [(c.task_id, corrupt_line(c)) for c in unreadable])]
+    else:
+        lines += lines_of_tasks
     if not tasks and not unreadable:
         lines.append("(no tasks match)")
     if next_cursor:
