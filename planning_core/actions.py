@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import render
+from . import queries, render
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
@@ -29,12 +29,10 @@ from .outcomes import (
     TaskUpdated,
     TodoListed,
 )
+from .pages import Pages
 from .planner import Planner
 from .session import Session
 from .store import PlanFolders
-
-NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
-MAX_KEPT_ROWS = 50_000  # TaskList rows kept (about 200 bytes each): then they are made afresh
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -74,29 +72,7 @@ class Actions:
     def __init__(self, planner: Planner, hooks: EventHooks | None = None) -> None:
         self.planner = planner
         self.hooks = hooks  # event hooks (planning_core.events); configured at server start only
-        # TaskList rows of unchanged tasks: the store hands out a new Task object for every
-        # change and never changes one it handed out, so the same object with the same open
-        # blockers gives the same row and line. Holding the object keeps its id() unique.
-        self._rows: dict[int, tuple[Task, list[int], TaskRow, dict[str, Any], str]] = {}
-
-    def _row(self, t: Task, blockers: list[int], claimable: bool = False) -> tuple[TaskRow, dict[str, Any], str]:
-        """The task's row, the row in its JSON form, and its board line."""
-        hit = self._rows.get(id(t))
-        if hit is None or hit[0] is not t or hit[1] != blockers or hit[2].claimable is not claimable:
-            if len(self._rows) >= MAX_KEPT_ROWS:
-                self._rows.clear()
-            # From a task already validated: built without re-validating.
-            row = TaskRow.model_construct(
-                id=t.id,
-                subject=t.subject,
-                status=t.status.value,
-                owner=t.owner,
-                blocked_by=blockers,
-                claimable=claimable,
-            )
-            wire = row.model_dump(mode="json", by_alias=True, exclude_none=True)
-            hit = self._rows[id(t)] = (t, blockers, row, wire, render.task_line(t, blockers, claimable))
-        return hit[2], hit[3], hit[4]
+        self.pages = Pages()  # TaskList rows and pages kept between calls
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
         store = self.planner.store
@@ -232,20 +208,9 @@ class Actions:
         cursor: str | None = None,
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
-        page = self.planner.list_tasks(name, status, owner, limit, cursor)
-        claimable = set(page.claimable)  # claims whose lease ran out: another owner may take them
-        blockers = page.open_blockers
-        made = [self._row(t, blockers.get(t.id, NO_BLOCKERS), t.id in claimable) for t in page.tasks]
-        text = render.task_board(
-            page.plan, page.tasks, blockers, page.unreadable, page.next_cursor, [line for _, _, line in made]
-        )
-        data = TaskListed.model_construct(  # rows and summary already validated
-            plan=page.plan, tasks=[row for row, _, _ in made], unreadable=page.unreadable, next_cursor=page.next_cursor
-        )
-        # The answer's JSON from the kept rows: only the page's frame is dumped afresh.
-        wire = data.model_copy(update={"tasks": []}).model_dump(mode="json", by_alias=True, exclude_none=True)
-        wire["tasks"] = [row for _, row, _ in made]
-        return Outcome(text, data, wire)
+        queries.page_start(status, limit, cursor)  # a query no page answers is refused before the plan is read
+        page = self.pages.page(self.planner.store.view(name), (status, owner, limit, cursor), self.planner.clock())
+        return Outcome(page.text, page.data, page.wire)
 
     def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
         name = self._plan(session, plan)

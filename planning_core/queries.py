@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import itertools
+from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
 from . import graph
 from .errors import CurrentPlanGone, InvalidInput, NoCurrentPlan, PlanNotFound
-from .models import LIST_STATUSES, STATUS_NAMES, CorruptFile, PlanSummary, Task, TaskStatus
+from .models import LIST_STATUSES, STATUS_NAMES, CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .names import match_plan, parse_task_id
 from .store import PlanStore
 
@@ -58,7 +60,12 @@ def list_tasks(
     now: dt.datetime | None = None,
 ) -> TaskPage:
     """`now`: the time leases are judged at (the planner's clock; default the server's)."""
-    at = now or graph.utc_now()
+    page_start(status, limit, cursor)  # a query no page answers is refused before the plan is read
+    return page_of(store.view(plan), status, owner, limit, cursor, now)
+
+
+def page_start(status: str | None, limit: int | None, cursor: str | None) -> tuple[int, int]:
+    """The page's size and the id it starts after; InvalidInput for a query no page answers."""
     if status is not None and status not in LIST_STATUSES:
         raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
     if limit is None:
@@ -73,18 +80,34 @@ def list_tasks(
             raise InvalidInput(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
-    snap = store.view(plan)  # read-only: nothing below changes a task
+    return limit, after
+
+
+def page_of(
+    snap: PlanSnapshot,
+    status: str | None = None,
+    owner: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    now: dt.datetime | None = None,
+) -> TaskPage:
+    """One page of the board of `snap` (a view: nothing here changes a task)."""
+    limit, after = page_start(status, limit, cursor)
+    at = now or graph.utc_now()
     statuses = graph.plan_statuses(snap)
-    ids = list(snap.tasks)  # in id order
-    start = bisect.bisect_right(ids, after)
+    # The tasks after the cursor, in id order, taken only as far as the page needs: a page
+    # of a big plan costs its own rows, not the plan's (the first page copies no id list).
+    if after:
+        ids = list(snap.tasks)
+        following: Iterable[Task] = (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
+    else:
+        following = snap.tasks.values()
     if status is None and owner is None:
-        # The whole board: the page is a slice (one row more tells whether there is a next page).
-        rows = [snap.tasks[i] for i in ids[start : start + limit + 1]]
+        # The whole board (one row more tells whether there is a next page).
+        rows = list(itertools.islice(following, limit + 1))
     else:
         rows = []
-        # Only as far as the page needs: a page of a big plan costs its own rows, not the plan's.
-        for task_id in ids[start:]:
-            t = snap.tasks[task_id]
+        for t in following:
             if status == "ready" and not graph.is_ready(t, statuses, at):
                 continue
             if status == "blocked" and not graph.is_blocked(t, statuses):

@@ -1,6 +1,7 @@
-"""The plan index (planning_core/stores/files/foldercache.py) never serves stale data: whatever changed
-a task file since the last read shows on the next call, with no wait in between. Real
-files; the other writer is a real second process."""
+"""The plan index (planning_core/stores/files/foldercache.py) and the TaskList pages kept on
+top of it (planning_core/pages.py) never serve stale data: whatever changed a task file
+since the last read shows on the next call, with no wait in between. Real files; the
+other writer is a real second process."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import FileStore, Planner, Session
+from planning_core.actions import Actions
 from planning_core.stores.files import fswatch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,14 +36,25 @@ def planned(tmp_path: Path) -> tuple[FileStore, Planner, str, Path]:
     plan = planner.create_plan(title="Fresh", analysis="a", approach="b", name="fresh").name
     for i in range(1, 6):
         planner.create_task(plan, subject=f"Task {i}", description="d")
-    # Warm the index: every later read must notice what changed after this one.
-    assert [t.subject for t in planner.list_tasks(plan).tasks][:2] == ["Task 1", "Task 2"]
+    # Warm the index and the kept pages: every later read must notice what changed after this one.
+    assert list(subjects(planner, plan).values())[:2] == ["Task 1", "Task 2"]
     planner.summaries()
     return store, planner, plan, store.todo / plan
 
 
+_actions: WeakKeyDictionary[Planner, Actions] = WeakKeyDictionary()  # one per planner: its pages are kept
+
+
 def subjects(planner: Planner, plan: str) -> dict[int, str]:
-    return {t.id: t.subject for t in planner.list_tasks(plan).tasks}
+    """Each task's subject as TaskList answers it (the page the server sends, kept or not),
+    checked against its text and against the planner's own page."""
+    actions = _actions.setdefault(planner, Actions(planner))
+    answer = actions.task_list(Session(), plan)
+    rows = {row["id"]: row["subject"] for row in answer.structured()["tasks"]}
+    assert rows == {t.id: t.subject for t in planner.list_tasks(plan).tasks}
+    for task_id, subject in rows.items():
+        assert f"#{task_id} [" in answer.text and subject in answer.text
+    return rows
 
 
 def test_the_index_is_kept_by_the_os_where_it_can_be(planned: tuple[FileStore, Planner, str, Path]) -> None:

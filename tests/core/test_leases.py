@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from planning_core import Planner, TaskStatus
+from planning_core import Planner, Session, TaskStatus
+from planning_core.actions import Actions
 from planning_core.errors import ClaimConflict, InvalidInput, TaskBlocked
 from planning_core.models import MAX_METADATA_BYTES, metadata_size
 from planning_core.render import CLAIMABLE_MARK, task_board
@@ -135,6 +136,27 @@ def test_an_expired_claim_is_ready_and_marked_claimable(lp: Planner, plan: str, 
     board = task_board(page.plan, page.tasks, page.open_blockers, claimable=page.claimable)
     assert "#3 [in_progress] Add login endpoint (alice) " + CLAIMABLE_MARK in board.splitlines()
     assert sum(CLAIMABLE_MARK in line for line in board.splitlines()) == 1
+
+
+def test_a_kept_taskList_page_shows_a_lease_running_out_with_no_write_between(
+    lp: Planner, plan: str, clock: Clock
+) -> None:
+    """TaskList pages are kept while their plan is unchanged (planning_core/pages.py): a
+    lease running out changes no file, yet the next answer must mark the claim."""
+    actions = Actions(lp)
+    claim(lp, plan, "alice")
+    clock.set(LEASE - 1)
+    for status in (None, "ready"):
+        for _ in range(2):  # asked twice: the second may be a kept page
+            answer = actions.task_list(Session(), plan, status=status)
+            assert CLAIMABLE_MARK not in answer.text
+            assert all(not row.get("claimable") for row in answer.structured()["tasks"])
+    assert 3 not in [row["id"] for row in actions.task_list(Session(), plan, status="ready").structured()["tasks"]]
+    clock.set(LEASE)
+    answer = actions.task_list(Session(), plan)
+    assert "#3 [in_progress] Add login endpoint (alice) " + CLAIMABLE_MARK in answer.text.splitlines()
+    assert [row["id"] for row in answer.structured()["tasks"] if row.get("claimable")] == [3]
+    assert [row["id"] for row in actions.task_list(Session(), plan, status="ready").structured()["tasks"]] == [3]
 
 
 def test_an_expired_claim_with_a_reopened_blocker_is_blocked_not_ready(lp: Planner, plan: str, clock: Clock) -> None:
