@@ -41,7 +41,7 @@ def misnamed(name: str, task_id: int) -> str | None:
     return f"its name is not a task id (task_1.json to task_{MAX_TASK_ID}.json); rename or remove it"
 
 
-def read_task(path: Path, task_id: int, st: os.stat_result | None = None) -> Task | str:
+def read_task(path: Path | str, task_id: int, st: os.stat_result | None = None) -> Task | str:
     """The task, or the reason it cannot be read. Only regular files are opened (never
     a symlink, FIFO or device), and at most MAX_TASK_FILE_BYTES of them.
     FileNotFoundError if there is no file. `st`: the caller's lstat of it, if any."""
@@ -67,7 +67,7 @@ def parse_task(raw: bytes | str, task_id: int) -> Task | str:
 def load_task(path: Path, task_id: int) -> Task:
     filename = task_filename(task_id)
     try:
-        loaded = read_task(path / filename, task_id)
+        loaded = read_task(os.path.join(path, filename), task_id)  # not pathlib: see foldercache._load
     except FileNotFoundError:
         raise TaskNotFound(path.name, [task_id]) from None
     if isinstance(loaded, str):
