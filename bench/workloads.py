@@ -34,6 +34,7 @@ OP_ORDER = [
     "TaskCreate",
     "TaskUpdate status",
     "TaskUpdate addBlockedBy",
+    "TaskList after a write",
 ]
 
 TODO_ITEMS = [
@@ -164,6 +165,16 @@ async def run_size(
         await measure(
             "TaskUpdate addBlockedBy", lambda i: {"taskId": ids[i], "addBlockedBy": [(i * 31) % n + 1]}, "TaskUpdate"
         )
+
+        # TaskList (limit 1,000) right after a write to the plan: what an agent sees after each
+        # update. The page kept for the unchanged plan is gone; the rows of unchanged tasks are not.
+        s = res.ops["TaskList after a write"]
+        for i in range(calls):
+            check(await c.call_tool("TaskUpdate", {"taskId": ids[i], "subject": subject(n + i + 1) + "."}), "write")
+            dt_, r = await timed(c.call_tool("TaskList", {"limit": 1000}))
+            check(r, f"TaskList after a write at {n} tasks")
+            s.ours.append(dt_)
+            s.echo.append(await floor.call())
 
         # Context cost of TaskList (limit 1,000 and the default page), at every size: a plan of
         # exactly n tasks (list the first n ids, which are the seeded ones).
