@@ -249,9 +249,19 @@ def derive_blocks(tasks: dict[int, Task], unreadable: Collection[int] = ()) -> N
         mine = derived.get(i)
         if mine is None and not t.blocks and not t.blocked_by:
             continue  # most tasks of a big plan: nothing to derive, nothing to repair
-        blocks = sorted((mine or set()) | {b for b in t.blocks if b in unreadable})
-        if blocks != t.blocks or i in t.blocked_by:
-            repaired = t.clone()
-            repaired.blocks = blocks
-            repaired.blocked_by = [b for b in t.blocked_by if b != i]
-            tasks[i] = repaired
+        tasks[i] = derive_task(t, mine or (), unreadable)
+
+
+def derive_task(t: Task, blocked: Collection[int], unreadable: Collection[int]) -> Task:
+    """`t` with `blocks` derived: the readable tasks whose blockedBy names it (`blocked`),
+    and any stored edge to an unreadable task. `t` itself if nothing needs repairing, else
+    a repaired copy (a self-link in blockedBy dropped too)."""
+    if not blocked and not t.blocks and not t.blocked_by:
+        return t
+    blocks = sorted(set(blocked) | {b for b in t.blocks if b in unreadable})
+    if blocks == t.blocks and t.id not in t.blocked_by:
+        return t
+    repaired = t.clone()
+    repaired.blocks = blocks
+    repaired.blocked_by = [b for b in t.blocked_by if b != t.id]
+    return repaired

@@ -264,8 +264,9 @@ class PlanSnapshot(_Camel):
     # Set by a store on a snapshot nobody may change (FileStore.view): its summary, made once.
     _kept_summary: PlanSummary | None = PrivateAttr(default=None)
 
-    def keep_summary(self) -> None:
-        self._kept_summary = self.summary()
+    def keep_summary(self, summary: PlanSummary | None = None) -> None:
+        """Keep `summary` (by default: made now) for every later summary() of this snapshot."""
+        self._kept_summary = summary or self.summary()
 
     def progress(self) -> Progress:
         return summarize(self.name, self.title, self.archived, self.tasks.values(), len(self.corrupt)).progress
@@ -292,6 +293,20 @@ def summarize(name: str, title: str, archived: bool, tasks: Iterable[Task], unre
             in_progress += 1
             if current is None or t.id < current.id:
                 current = t
+    return summary_of(name, title, archived, total, completed, current, in_progress, unreadable)
+
+
+def summary_of(
+    name: str,
+    title: str,
+    archived: bool,
+    total: int,
+    completed: int,
+    current: Task | None,
+    in_progress: int,
+    unreadable: int,
+) -> PlanSummary:
+    """A plan's summary from its counts (`total`: readable tasks) and its current task."""
     p = Progress(
         total=total + unreadable,
         completed=completed,

@@ -13,6 +13,7 @@ import secrets
 import shutil
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +28,10 @@ from ...errors import (
     StorageError,
 )
 from ...graph import derive_blocks
-from ...models import PlanSnapshot, PlanSummary, Task, summarize
+from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..views import PlanView
 from . import atomicfile
 from .foldercache import FolderCache
 from .planlock import LockTimeout, LockUnavailable, plan_lock
@@ -49,6 +51,9 @@ DEBOUNCE_MS = 200  # ... or at most this long after its first event
 STAGING_PREFIX = ".staging-"
 
 
+MAX_KEPT_VIEWS = 256  # plans whose last view is kept (a view shares its tasks with the cache)
+
+
 class FileStore:
     """Plans as folders, tasks as JSON files (see the module docstring)."""
 
@@ -58,6 +63,9 @@ class FileStore:
         self.done = self.root / "done"
         self.lock_timeout = lock_timeout
         self.cache = FolderCache()
+        # Each plan's last view, moved on by what changed (stores/views.py); bounded: a view
+        # dropped is derived in full on its next read.
+        self._views: OrderedDict[Path, PlanView] = OrderedDict()
 
     # -- setup ---------------------------------------------------------------
 
@@ -188,22 +196,19 @@ class FileStore:
         cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
 
-        def make() -> PlanSnapshot:
-            snap = self._snapshot(path, archived, copy=False)
-            snap.keep_summary()
-            return snap
+        def make() -> PlanSnapshot:  # run under the cache's lock: one thread at a time moves a view
+            cached, corrupt = self.cache.scan(path)
+            view = self._views.pop(path, None) or PlanView()
+            self._views[path] = view  # the most recently used last
+            while len(self._views) > MAX_KEPT_VIEWS:
+                self._views.popitem(last=False)
+            return view.view(path.name, self.cache.title(path), archived, cached, corrupt)
 
         return self.cache.memo(path, f"view:{archived}", make)
 
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
-        path, archived = self._folder(name)
-
-        def make() -> PlanSummary:
-            tasks, corrupt = self.cache.scan(path)
-            return summarize(name, self.cache.title(path), archived, tasks.values(), len(corrupt))
-
-        return self.cache.memo(path, f"summary:{archived}", make)
+        return self.view(name).summary()
 
     def _snapshot(self, path: Path, archived: bool, *, copy: bool = True) -> PlanSnapshot:
         cached, corrupt = self.cache.scan(path)
