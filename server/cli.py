@@ -58,7 +58,7 @@ def summary(store: PlanStore) -> str:
     snapshots = []
     for name in store.active_plans():
         try:
-            snapshots.append(store.snapshot(name))
+            snapshots.append(store.view(name))  # read-only: no copy of every task
         except PlanningError as e:  # one unreadable plan must not stop the server
             log.warning("plan %s is left out of the summary: %s", name, e)
     return startup_summary(snapshots)

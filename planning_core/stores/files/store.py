@@ -346,19 +346,23 @@ class FileStore:
             for entry in os.scandir(txn.path):
                 if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)
-            snap = txn.snapshot()
+            # The files as they are and the plan as derived from them, both read-only views of
+            # the cache (up to date: we hold the lock); a task is copied only to be rewritten.
+            files, _ = self.cache.scan(txn.path)
+            snap = self._snapshot(txn.path, archived=False, copy=False)
             for task_id, derived in snap.tasks.items():
-                stored = txn.get(task_id)
+                stored = files[task_id]
                 linked = {*stored.blocked_by, *stored.blocks}
                 gone = sorted(i for i in linked if i not in snap.tasks and not txn.exists(i))
-                blocked_by = [b for b in stored.blocked_by if b not in gone]
                 if gone:
                     done.dropped[task_id] = gone
                 elif sorted(stored.blocks) != derived.blocks:
                     done.blocks.append(task_id)
                 if gone or sorted(stored.blocks) != derived.blocks:
-                    stored.blocked_by, stored.blocks = blocked_by, derived.blocks
-                    txn.put(stored)
+                    fixed = stored.clone()
+                    fixed.blocked_by = [b for b in stored.blocked_by if b not in gone]
+                    fixed.blocks = list(derived.blocks)
+                    txn.put(fixed)
         return done
 
 
