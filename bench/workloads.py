@@ -139,10 +139,18 @@ async def run_size(
         res.tools = (await c.list_tools()).tools
         pid = find_pid(marker)
 
-        async def measure(op: str, args_for: Callable[[int], dict[str, Any]], tool: str) -> list[CallToolResult]:
+        async def measure(
+            op: str,
+            args_for: Callable[[int], dict[str, Any]],
+            tool: str,
+            before: Callable[[int], dict[str, Any]] | None = None,
+        ) -> list[CallToolResult]:
+            """`before`: the arguments of an untimed TaskUpdate made before each timed call."""
             out = []
             s = res.ops[op]
             for i in range(calls):
+                if before is not None:
+                    check(await c.call_tool("TaskUpdate", before(i)), f"the write before {op}")
                 dt_, r = await timed(c.call_tool(tool, args_for(i)))
                 check(r, f"{op} at {n} tasks")
                 s.ours.append(dt_)
@@ -168,13 +176,12 @@ async def run_size(
 
         # TaskList (limit 1,000) right after a write to the plan: what an agent sees after each
         # update. The page kept for the unchanged plan is gone; the rows of unchanged tasks are not.
-        s = res.ops["TaskList after a write"]
-        for i in range(calls):
-            check(await c.call_tool("TaskUpdate", {"taskId": ids[i], "subject": subject(n + i + 1) + "."}), "write")
-            dt_, r = await timed(c.call_tool("TaskList", {"limit": 1000}))
-            check(r, f"TaskList after a write at {n} tasks")
-            s.ours.append(dt_)
-            s.echo.append(await floor.call())
+        await measure(
+            "TaskList after a write",
+            lambda i: {"limit": 1000},
+            "TaskList",
+            before=lambda i: {"taskId": ids[i], "subject": subject(n + i + 1) + "."},
+        )
 
         # Context cost of TaskList (limit 1,000 and the default page), at every size: a plan of
         # exactly n tasks (list the first n ids, which are the seeded ones).

@@ -208,8 +208,8 @@ class Actions:
         cursor: str | None = None,
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
-        queries.page_start(status, limit, cursor)  # a query no page answers is refused before the plan is read
-        page = self.pages.page(self.planner.store.view(name), (status, owner, limit, cursor), self.planner.clock())
+        query = queries.page_query(status, owner, limit, cursor)  # refused before the plan is read
+        page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
 
     def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:

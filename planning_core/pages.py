@@ -23,16 +23,14 @@ from typing import Any
 from . import render
 from .models import PlanSnapshot, Task
 from .outcomes import TaskListed, TaskRow
-from .queries import page_of
+from .queries import PageQuery, page_of
 
 NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
 MAX_KEPT_ROWS = 20_000  # rows kept (about 1 KB each with their JSON and line): then made afresh
 # Every row gives the same fields: one set shared by all (pydantic keeps one per model, 0.5 KB).
 ROW_FIELDS = frozenset(TaskRow.model_fields)
 MAX_KEPT_PLANS = 64  # plans whose last pages are kept
-MAX_PAGES_PER_PLAN = 16  # distinct queries (status, owner, limit, cursor) kept per plan
-
-Query = tuple[str | None, str | None, int | None, str | None]
+MAX_PAGES_PER_PLAN = 16  # distinct queries (status, owner, limit, start) kept per plan
 
 
 @dataclass(frozen=True)
@@ -49,10 +47,10 @@ class Pages:
         # id(task) -> (task, open blockers, claimable, row, row as sent, line). Holding the
         # task keeps its id() from being reused by another object.
         self._rows: dict[int, tuple[Task, list[int], bool, TaskRow, dict[str, Any], str]] = {}
-        self._pages: OrderedDict[str, tuple[PlanSnapshot, dict[Query, Page]]] = OrderedDict()
+        self._pages: OrderedDict[str, tuple[PlanSnapshot, dict[PageQuery, Page]]] = OrderedDict()
 
-    def page(self, snap: PlanSnapshot, query: Query, now: dt.datetime) -> Page:
-        """The page `query` (status, owner, limit, cursor) asks for of the plan `snap` shows."""
+    def page(self, snap: PlanSnapshot, query: PageQuery, now: dt.datetime) -> Page:
+        """The page `query` asks for of the plan `snap` shows."""
         kept = self._pages.get(snap.name)
         if kept is None or kept[0] is not snap:  # the plan changed: its old pages are gone
             kept = self._pages[snap.name] = (snap, {})
@@ -68,9 +66,8 @@ class Pages:
             kept[1][query] = made
         return made
 
-    def _make(self, snap: PlanSnapshot, query: Query, now: dt.datetime) -> tuple[Page, bool]:
-        status, owner, limit, cursor = query
-        page = page_of(snap, status, owner, limit, cursor, now)
+    def _make(self, snap: PlanSnapshot, query: PageQuery, now: dt.datetime) -> tuple[Page, bool]:
+        page = page_of(snap, query, now)
         claimable = set(page.claimable)  # claims whose lease ran out: another owner may take them
         blockers = page.open_blockers
         made = [self._row(t, blockers.get(t.id, NO_BLOCKERS), t.id in claimable) for t in page.tasks]
@@ -84,7 +81,7 @@ class Pages:
         wire = data.model_copy(update={"tasks": []}).model_dump(mode="json", by_alias=True, exclude_none=True)
         wire["tasks"] = [row for _, row, _ in made]
         # Only a lease (shown as claimable, and what `ready` lists) makes a page depend on the clock.
-        timeless = status != "ready" and not any(t.lease_expires_at for t in page.tasks)
+        timeless = query.status != "ready" and not any(t.lease_expires_at for t in page.tasks)
         return Page(text, data, wire), timeless
 
     def _row(self, t: Task, blockers: list[int], claimable: bool) -> tuple[TaskRow, dict[str, Any], str]:

@@ -6,6 +6,7 @@ import bisect
 import datetime as dt
 import itertools
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -60,12 +61,21 @@ def list_tasks(
     now: dt.datetime | None = None,
 ) -> TaskPage:
     """`now`: the time leases are judged at (the planner's clock; default the server's)."""
-    page_start(status, limit, cursor)  # a query no page answers is refused before the plan is read
-    return page_of(store.view(plan), status, owner, limit, cursor, now)
+    query = page_query(status, owner, limit, cursor)  # refused before the plan is read
+    return page_of(store.view(plan), query, now)
 
 
-def page_start(status: str | None, limit: int | None, cursor: str | None) -> tuple[int, int]:
-    """The page's size and the id it starts after; InvalidInput for a query no page answers."""
+class PageQuery(NamedTuple):
+    """A TaskList query, checked: the page's size and the id it starts after."""
+
+    status: str | None
+    owner: str | None
+    limit: int
+    after: int
+
+
+def page_query(status: str | None, owner: str | None, limit: int | None, cursor: str | None) -> PageQuery:
+    """The query TaskList's arguments ask; InvalidInput for one no page answers."""
     if status is not None and status not in LIST_STATUSES:
         raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
     if limit is None:
@@ -80,19 +90,12 @@ def page_start(status: str | None, limit: int | None, cursor: str | None) -> tup
             raise InvalidInput(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
-    return limit, after
+    return PageQuery(status, owner, limit, after)
 
 
-def page_of(
-    snap: PlanSnapshot,
-    status: str | None = None,
-    owner: str | None = None,
-    limit: int | None = None,
-    cursor: str | None = None,
-    now: dt.datetime | None = None,
-) -> TaskPage:
+def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None) -> TaskPage:
     """One page of the board of `snap` (a view: nothing here changes a task)."""
-    limit, after = page_start(status, limit, cursor)
+    status, owner, limit, after = query
     at = now or graph.utc_now()
     statuses = graph.plan_statuses(snap)
     # The tasks after the cursor, in id order, taken only as far as the page needs: a page

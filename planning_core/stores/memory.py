@@ -28,14 +28,13 @@ from ..errors import (
     PlanExists,
     PlanNotFound,
     StorageError,
-    TaskIdsExhausted,
     TaskNotFound,
 )
 from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
-from ..names import MAX_TASK_ID, check_plan_name, plan_name, plan_title
+from ..names import check_plan_name, plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
-from .staging import StagedTransaction
+from .staging import MarkedTransaction
 
 LOCATION_PREFIX = "memory:#"
 
@@ -66,15 +65,13 @@ class _Plan:
         self.docs[task_id] = doc
 
 
-class MemoryTransaction(StagedTransaction):
+class MemoryTransaction(MarkedTransaction):
     """The PlanTransaction of the memory store: staged changes over the plan as committed."""
 
     def __init__(self, name: str, plan: _Plan, store: MemoryStore) -> None:
-        super().__init__(name)
+        super().__init__(name, max(plan.high_water, max(plan.tasks, default=0)))
         self.plan = plan
         self._store = store
-        self._high = max(plan.high_water, max(plan.tasks, default=0))
-        self._issued = False
 
     def _committed(self, task_id: int) -> Task:
         with self._store._cond:
@@ -86,13 +83,6 @@ class MemoryTransaction(StagedTransaction):
     def _committed_exists(self, task_id: int) -> bool:
         with self._store._cond:
             return task_id in self.plan.tasks
-
-    def next_id(self) -> int:
-        if self._high + 1 > MAX_TASK_ID:
-            raise TaskIdsExhausted(self.name, MAX_TASK_ID)  # the file store's limit, kept alike
-        self._high += 1
-        self._issued = True
-        return self._high
 
     def snapshot(self) -> PlanSnapshot:
         snap = self._store._snapshot(self.name, self.plan, copy_tasks=True)

@@ -4,8 +4,9 @@ and every read inside the transaction sees them first."""
 
 from __future__ import annotations
 
-from ..errors import TaskNotFound
+from ..errors import TaskIdsExhausted, TaskNotFound
 from ..models import Task
+from ..names import MAX_TASK_ID
 
 
 class StagedTransaction:
@@ -50,3 +51,20 @@ class StagedTransaction:
             else:
                 tasks[task_id] = task.clone()
         return dict(sorted(tasks.items()))
+
+
+class MarkedTransaction(StagedTransaction):
+    """A transaction whose store keeps the plan's high-water mark with the plan (memory,
+    PostgreSQL): new ids count on from `high`, the highest id ever issued or present."""
+
+    def __init__(self, name: str, high: int) -> None:
+        super().__init__(name)
+        self._high = high
+        self._issued = False  # an id was issued: the mark moves even if nothing else is written
+
+    def next_id(self) -> int:
+        if self._high + 1 > MAX_TASK_ID:
+            raise TaskIdsExhausted(self.name, MAX_TASK_ID)  # the file store's limit, kept alike
+        self._high += 1
+        self._issued = True
+        return self._high

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...errors import CorruptTask, TaskIdsExhausted, TaskNotFound
+from ...errors import CorruptTask, TaskNotFound
 from ...graph import derive_blocks
 from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
-from ...names import MAX_TASK_ID
-from ..staging import StagedTransaction
+from ..staging import MarkedTransaction
 from .db import Conn
 from .plans import Head, Parsed, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
@@ -25,15 +24,13 @@ if TYPE_CHECKING:
     from .store import PostgresStore
 
 
-class PostgresTransaction(StagedTransaction):
+class PostgresTransaction(MarkedTransaction):
     def __init__(self, store: PostgresStore, conn: Conn, head: Head, tasks: Parsed) -> None:
-        super().__init__(head.name)
+        super().__init__(head.name, max(head.high_water, max(tasks.entries, default=0)))
         self._store = store
         self._conn = conn
         self._head = head
         self._parsed = tasks
-        self._high = max(head.high_water, max(tasks.entries, default=0))
-        self._issued = False
         self.archiving = False  # set by PostgresStore.archive: the flush marks the plan archived
 
     def _committed(self, task_id: int) -> Task:
@@ -46,13 +43,6 @@ class PostgresTransaction(StagedTransaction):
 
     def _committed_exists(self, task_id: int) -> bool:
         return task_id in self._parsed.entries
-
-    def next_id(self) -> int:
-        if self._high + 1 > MAX_TASK_ID:
-            raise TaskIdsExhausted(self.name, MAX_TASK_ID)  # the file store's limit, kept alike
-        self._high += 1
-        self._issued = True
-        return self._high
 
     def snapshot(self) -> PlanSnapshot:
         tasks = self._overlay({i: t.clone() for i, t in self._parsed.tasks.items()})
