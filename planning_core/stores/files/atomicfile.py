@@ -8,23 +8,35 @@ tool answered) survives because both the file and its folder entry were synced.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 from collections.abc import Iterable
-from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
+# Temp names are unique per process: the pid, a random tag drawn once (a pid reused after a
+# crash leaves other tags behind) and a counter. Paths are plain strings on the write path:
+# pathlib costs more than the system calls it wraps here.
+_TAG = f"{os.getpid()}.{secrets.token_hex(3)}"
+_serial = itertools.count()
+_tag_pid = os.getpid()
+
+Target = str | os.PathLike[str]
 
 
-def temp_name(target: Path) -> Path:
-    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+def temp_name(target: Target) -> str:
+    global _TAG, _tag_pid
+    if os.getpid() != _tag_pid:  # a forked child: its own tag, or two processes share names
+        _TAG, _tag_pid = f"{os.getpid()}.{secrets.token_hex(3)}", os.getpid()
+    folder, name = os.path.split(os.fspath(target))
+    return os.path.join(folder, f".{name}.{_TAG}.{next(_serial)}{TEMP_SUFFIX}")
 
 
 def is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
-def fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Target) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -32,7 +44,7 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_synced(path: Path, data: bytes) -> None:
+def write_synced(path: Target, data: bytes) -> None:
     """Write a new file (must not exist) and fsync it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
@@ -44,13 +56,13 @@ def write_synced(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
+def replace_many(files: Iterable[tuple[Target, bytes]]) -> None:
     """Atomically replace each file; one folder sync per folder at the end.
 
     All temp files are written and synced before the first rename, so a failure
     while writing (full disk, read-only folder) leaves every target as it was.
     """
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[str, Target]] = []
     try:
         for target, data in files:
             tmp = temp_name(target)
@@ -61,7 +73,7 @@ def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    folders: set[Path] = set()
+    folders: set[str] = set()
     for done, (tmp, target) in enumerate(staged):
         try:
             os.replace(tmp, target)
@@ -71,10 +83,10 @@ def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
                     os.unlink(left)
             if done:
                 with contextlib.suppress(OSError):
-                    fsync_dir(target.parent)  # what was replaced stays replaced
+                    fsync_dir(os.path.dirname(os.fspath(target)))  # what was replaced stays replaced
                 raise PartialWrite(e, [t for _, t in staged[:done]]) from e
             raise
-        folders.add(target.parent)
+        folders.add(os.path.dirname(tmp))
     for folder in folders:
         fsync_dir(folder)
 
@@ -82,16 +94,16 @@ def replace_many(files: Iterable[tuple[Path, bytes]]) -> None:
 class PartialWrite(OSError):
     """Some targets were replaced before a rename failed (e.g. a folder in a file's place)."""
 
-    def __init__(self, cause: OSError, replaced: list[Path]) -> None:
+    def __init__(self, cause: OSError, replaced: list[Target]) -> None:
         super().__init__(cause.errno, cause.strerror)
         self.replaced = replaced
 
 
-def remove_synced(paths: Iterable[Path]) -> None:
-    folders: set[Path] = set()
+def remove_synced(paths: Iterable[Target]) -> None:
+    folders: set[str] = set()
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(p)
-        folders.add(p.parent)
+        folders.add(os.path.dirname(os.fspath(p)))
     for folder in folders:
         fsync_dir(folder)

@@ -11,6 +11,7 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -52,6 +53,19 @@ STAGING_PREFIX = ".staging-"
 
 
 MAX_KEPT_VIEWS = 256  # plans whose last view is kept (a view shares its tasks with the cache)
+
+
+def _is_real_dir(path: str) -> bool:
+    """A folder, not a symbolic link to one (nor anything else)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError as e:  # as Path.is_dir(): missing is "no", a refusal of the disk is raised
+        if e.errno in _NOT_THERE:
+            return False
+        raise
+
+
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 class FileStore:
@@ -115,9 +129,8 @@ class FileStore:
     def _folder(self, name: str) -> tuple[Path, bool]:
         check_plan_name(name)
         for folder, archived in ((self.todo, False), (self.done, True)):
-            path = folder / name
-            if path.is_dir() and not path.is_symlink():
-                return path, archived
+            if _is_real_dir(os.path.join(folder, name)):  # every call names its plan: one lstat, no Path
+                return folder / name, archived
         raise PlanNotFound(name, self.active_plans())
 
     def is_archived(self, name: str) -> bool:
@@ -233,7 +246,7 @@ class FileStore:
         try:
             with plan_lock(path / LOCK, self.lock_timeout):
                 # The plan may have been archived while we waited for its lock.
-                if not path.is_dir():
+                if not _is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 txn = FileTransaction(name, path, self)
                 yield txn

@@ -34,7 +34,7 @@ class FileTransaction(StagedTransaction):
         return load_task(self.path, task_id)
 
     def _committed_exists(self, task_id: int) -> bool:
-        return os.path.lexists(self.path / task_filename(task_id))
+        return os.path.lexists(os.path.join(self.path, task_filename(task_id)))
 
     def next_id(self) -> int:
         if self._high is None:
@@ -84,22 +84,25 @@ class FileTransaction(StagedTransaction):
         # neighbours' (which name it), and a deleted task's file goes after theirs (they stop
         # naming it first), so no crash point leaves a link to a missing task.
         order = sorted(self._staged, key=lambda i: i not in self._issued)
+        folder = os.fspath(self.path)
         for i in order:
-            if i in self._issued and os.path.lexists(self.path / task_filename(i)):
+            if i in self._issued and os.path.lexists(os.path.join(folder, task_filename(i))):
                 # Under the lock no writer of ours made it: never overwrite what is there.
                 raise StorageError(f"plan {self.name}", f"{task_filename(i)} appeared for a new id")
-        writes = [(self.path / task_filename(i), t.to_json().encode()) for i in order if (t := self._staged[i])]
+        writes = [
+            (os.path.join(folder, task_filename(i)), t.to_json().encode()) for i in order if (t := self._staged[i])
+        ]
         if self._high is not None:
             # The mark goes first: if a later rename fails, an id is burnt, never reused.
-            writes.insert(0, (self.path / HIGHWATERMARK, f"{self._high}\n".encode()))
-        removals = [self.path / task_filename(i) for i, t in self._staged.items() if t is None]
+            writes.insert(0, (os.path.join(folder, HIGHWATERMARK), f"{self._high}\n".encode()))
+        removals = [os.path.join(folder, task_filename(i)) for i, t in self._staged.items() if t is None]
         try:
             if writes:
                 atomicfile.replace_many(writes)
             if removals:
                 atomicfile.remove_synced(removals)
         except atomicfile.PartialWrite as e:
-            tasks = [p.name for p in e.replaced if p.name != HIGHWATERMARK]
+            tasks = [n for p in e.replaced if (n := os.path.basename(p)) != HIGHWATERMARK]
             if not tasks:  # only the mark moved on: an id is burnt, no task changed
                 raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
             raise PartialWriteError(self.name, ", ".join(tasks), e.strerror or str(e)) from None
