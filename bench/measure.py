@@ -1,9 +1,10 @@
 """Latency series and their statistics, and the echo floor each latency is paired with.
 
 Each call to our server (or a peer) is followed by one `echo` call on the floor server
-(bench/echo_server.py, a one-tool MCPServer on the same SDK), kept open for the whole
+(bench/echo_server.py, the smallest MCPServer on the same SDK), kept open for the whole
 run, so every latency also has a floor measured at the same moment: on a shared, busy
-machine the ratio to the floor is the figure to read."""
+machine the ratio to the floor is the figure to read. The same server's `durable_write`
+tool is a write's floor: the contract's disk work alone, through the SDK."""
 
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ class Floor:
     async def call(self) -> float:
         t = time.perf_counter()
         check(await self.client.call_tool("echo", {"text": "hello"}), "echo")
+        return time.perf_counter() - t
+
+    async def durable_write(self, folder: str, files: int) -> float:
+        """Time one call of the floor server's write floor (bench/echo_server.py `durable_write`)."""
+        t = time.perf_counter()
+        check(await self.client.call_tool("durable_write", {"folder": folder, "files": files}), "durable_write")
         return time.perf_counter() - t
 
     async def warm_up(self, calls: int = WARM_UP_CALLS) -> None:

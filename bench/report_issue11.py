@@ -139,13 +139,20 @@ def _chars(s: SizeResult) -> str:
 
 
 def _write_floor(r: Report, op: str, files: str) -> str:
-    """A write's measured floor: the echo call plus the durable write the contract requires."""
-    if files not in r.disk:
-        return ""
-    s = r.sizes[r.main_n].ops[op]
-    floor = (s.echo_med + r.disk[files].med) / s.echo_med
-    rest = s.med - s.echo_med - r.disk[files].med
-    return f"floor: echo + durable write ({files}) = {floor:.2f}×; the rest {ms(rest)} ms"
+    """A write's measured floor at the same size: the floor server doing only the durable write
+    the contract requires, through the SDK; and the lower, harness-timed one beside it."""
+    main = r.sizes[r.main_n]
+    s = main.ops[op]
+    parts = []
+    if files in main.floor_writes:
+        f = main.floor_writes[files]
+        parts.append(
+            f"floor: an SDK server doing only the durable write ({files}) = {f.ratio:.2f}×; "
+            f"the rest {ms(s.med - f.med)} ms"
+        )
+    if files in r.disk:
+        parts.append(f"echo + the write timed in the harness = {(s.echo_med + r.disk[files].med) / s.echo_med:.2f}×")
+    return "; ".join(parts)
 
 
 def _list_vs_peers(r: Report) -> Row:
@@ -173,9 +180,11 @@ def issue11_section(r: Report) -> list[str]:
     return [
         "## Issue 11 targets\n",
         "Every figure from this run (the peers' too); × echo as everywhere in this file. A write's floor is "
-        "the echo call plus the durable write the contract requires (timed in the harness, no MCP; the "
-        "last rows of the per-operation table): what is left above it is the planner, the lock, the "
-        "thread hop and the SDK. Where each 0.1 ms goes is in the profile at the end.\n",
+        "an SDK server doing only the durable write the contract requires (the floor server's `durable_write`: "
+        "a sync tool, in the SDK's worker thread as our core is, on a folder of as many task files; the last "
+        "rows of the per-operation table): what is left above it is the planner, the lock, the reads and our "
+        "larger arguments and answer. The echo call plus the same write timed in the harness (no MCP, no "
+        "thread hop) is lower. Where each 0.1 ms goes is in the profile at the end.\n",
         table(
             ["figure", "target", "measured", "floor / answer size", "status"],
             [[f, t, m, n, status[ok] if t != NO_TARGET else NO_TARGET] for f, t, m, n, ok in rows],

@@ -9,9 +9,11 @@ handshake): the peers speak only that, and on stdio it is as fast as `auto` for
 ours and the floor, so one mode serves everyone. The client's response cache is off.
 
 Each call to our server is followed by the same number of `echo` calls on the floor
-server (bench/echo_server.py, a one-tool MCPServer on the same SDK), kept open for
+server (bench/echo_server.py, the smallest MCPServer on the same SDK), kept open for
 the whole run, so every latency is also given as a ratio to a floor measured at the
-same moment: on a shared, busy machine the ratio is the figure to read.
+same moment: on a shared, busy machine the ratio is the figure to read. Each write is
+also set beside the floor server's `durable_write` tool: the contract's disk work alone,
+through the SDK, on a plan folder of the same size.
 
 Writes BENCHMARKS.md (or --out PATH) and prints the same tables to stdout.
 
@@ -51,7 +53,7 @@ from bench.pgcluster import throwaway_database  # noqa: E402
 from bench.report import Report  # noqa: E402
 from bench.servers import connect, echo_params, find_pid, ours_params, vm_kb  # noqa: E402
 from bench.shared_writers import shared_writers  # noqa: E402
-from bench.workloads import OP_ORDER, durable_write_floor, run_size, startup  # noqa: E402
+from bench.workloads import OP_ORDER, WRITE_FILES, durable_write_floor, run_size, startup  # noqa: E402
 
 
 # task-master-ai prints one non-JSON line on stdout at startup; the SDK skips it but
@@ -94,11 +96,11 @@ async def main_async(args: argparse.Namespace) -> Report:
                 await floor.warm_up()
 
                 for n in cfg.sizes:
-                    say(f"[bench] {n:,} tasks: {len(OP_ORDER)} operations × {cfg.calls} calls")
+                    say(f"[bench] {n:,} tasks: {len(OP_ORDER)} operations + the write floor × {cfg.calls} calls")
                     report.sizes[n] = await run_size(n, cfg, floor, tmp, log)
                 report.echo_rss_kb = vm_kb(echo_pid)
-                say(f"[bench] durable-write floor × {cfg.calls}")
-                for files, label in ((1, "1 file"), (2, "2 files")):
+                say(f"[bench] durable-write floor in the harness × {cfg.calls}")
+                for label, files in WRITE_FILES.items():
                     s = Series()
                     for t in durable_write_floor(tmp / "fsync", files, cfg.calls):
                         s.ours.append(t)

@@ -1,5 +1,6 @@
 """What the harness asks of our server: seeding plans on disk, the per-operation runs
-at each plan size, start-up, and the durable-write floor the contract imposes."""
+at each plan size (with the floor server's write floor at the same size), start-up, and
+the durable-write floor the contract imposes timed in the harness itself."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ OP_ORDER = [
     "TaskUpdate addBlockedBy",
     "TaskList after a write",
 ]
+
+# The durable writes one write makes, by label: TaskUpdate 1 file; TaskCreate 2 (the task and
+# .highwatermark). The write floors (through the SDK and in the harness) are timed for each.
+WRITE_FILES = {"1 file": 1, "2 files": 2}
 
 TODO_ITEMS = [
     {"content": "Read the failing test", "status": "completed"},
@@ -117,6 +122,9 @@ class SizeResult:
     list_default_structured: int | None = None
     page_chars: int | None = None  # the timed default-page answer (text + structured), at exactly n tasks
     tools: list[Any] = field(default_factory=list)  # the tools/list answer
+    # The floor server's `durable_write` on a plan folder of n tasks, by WRITE_FILES label
+    # (file store only: the PostgreSQL store writes no files).
+    floor_writes: dict[str, Series] = field(default_factory=dict)
 
 
 async def run_size(
@@ -124,11 +132,15 @@ async def run_size(
 ) -> SizeResult:
     """A fresh server on a plan seeded with n tasks: every operation in OP_ORDER,
     `cfg.calls` times each, each call followed by an echo call on the floor. The file
-    store in a fresh folder, or (store_url) the empty store that URL names."""
+    store in a fresh folder, or (store_url) the empty store that URL names. File store:
+    also the write floor, on a copy of the seeded plan (as many files in the folder)."""
     root = tmp / f"size-{n}"
+    floor_folder: str | None = None
     if store_url is None:
         seed_plan(root, n)
         params, marker = ours_params(root), str(root)
+        seed_plan(tmp / f"size-{n}-floor", n)
+        floor_folder = str(tmp / f"size-{n}-floor" / "todo" / PLAN)
     else:
         seed_store(store_url, n)
         params, marker = ours_store_params(store_url), store_url
@@ -173,6 +185,14 @@ async def run_size(
         await measure(
             "TaskUpdate addBlockedBy", lambda i: {"taskId": ids[i], "addBlockedBy": [(i * 31) % n + 1]}, "TaskUpdate"
         )
+        # The writes' floor, timed here beside them (our server idle, as the floor server is
+        # during our calls): the floor server doing only the durable write, through the SDK.
+        if floor_folder is not None:
+            for label, files in WRITE_FILES.items():
+                s = res.floor_writes[label] = Series()
+                for _ in range(calls):
+                    s.ours.append(await floor.durable_write(floor_folder, files))
+                    s.echo.append(await floor.call())
 
         # TaskList (limit 1,000) right after a write to the plan: what an agent sees after each
         # update. The page kept for the unchanged plan is gone; the rows of unchanged tasks are not.

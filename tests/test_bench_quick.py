@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.servers import connect, echo_params
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -29,6 +31,10 @@ def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
     for op in ("| TaskCreate ", "| TaskUpdate status ", "| TaskGet ", "| TaskList ", "| todo ", "| PlanList "):
         assert op in proc.stdout, op
     assert "echo (floor" in proc.stdout
+    # A write's floor, through the SDK, beside each write (file store; no PostgreSQL figure).
+    for files in ("1 file", "2 files"):
+        assert f"| SDK + durable write, {files} (floor server) " in proc.stdout, files
+    assert "floor: an SDK server doing only the durable write (1 file)" in proc.stdout
     # The file written is exactly the tables printed (print adds the final newline), and
     # the run says where it wrote them.
     assert proc.stdout == out.read_text() + "\n"
@@ -36,3 +42,25 @@ def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
     # every writer's acknowledged task is on disk
     writers = proc.stdout.split("## Shared writers")[1]
     assert "| NO " not in writers
+
+
+async def test_the_floor_servers_write_replaces_the_files_durably_and_echo_is_unchanged(tmp_path: Path) -> None:
+    """The write floor does a write's disk work (a task file, then .highwatermark, renamed into
+    place with no temp file left), and the echo floor every ratio divides by is as it was."""
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / "task_1.json").write_text("old")
+    with open(tmp_path / "stderr.log", "w") as log:
+        async with connect(echo_params("test"), log) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert sorted(tools) == ["durable_write", "echo"]
+            assert list(tools["echo"].input_schema["properties"]) == ["text"]
+            echoed = await c.call_tool("echo", {"text": "hello"})
+            assert echoed.structured_content == {"result": "hello"}
+            one = await c.call_tool("durable_write", {"folder": str(folder), "files": 1})
+            assert not one.is_error
+            assert sorted(os.listdir(folder)) == ["task_1.json"]
+            assert 300 < (folder / "task_1.json").stat().st_size < 400  # a task file's size
+            two = await c.call_tool("durable_write", {"folder": str(folder), "files": 2})
+            assert not two.is_error
+            assert sorted(os.listdir(folder)) == [".highwatermark", "task_1.json"]
