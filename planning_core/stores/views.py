@@ -13,10 +13,32 @@ changed, a task id inserted below the highest one) is derived in full, as before
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Hashable, Mapping
 
 from ..graph import derive_blocks, derive_task
 from ..models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus, summarize, summary_of
+
+MAX_KEPT_VIEWS = 256  # plans whose last view is kept (a view shares its tasks with the store's cache)
+
+
+class KeptViews:
+    """The PlanView of each plan a store has read lately, the least recently used dropped
+    past MAX_KEPT_VIEWS. A PlanView is moved in place: one thread at a time (`lock`, or a
+    lock of the store's own that every mover holds)."""
+
+    def __init__(self) -> None:
+        self._views: OrderedDict[Hashable, PlanView] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def of(self, plan: Hashable) -> PlanView:
+        """The plan's view (a fresh one if none is kept), to be moved under that lock."""
+        view = self._views.pop(plan, None) or PlanView()
+        self._views[plan] = view  # the most recently used last
+        while len(self._views) > MAX_KEPT_VIEWS:
+            self._views.popitem(last=False)
+        return view
 
 
 class PlanView:

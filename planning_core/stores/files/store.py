@@ -14,7 +14,6 @@ import shutil
 import stat
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
-from ..views import PlanView
+from ..views import KeptViews
 from . import atomicfile
 from .foldercache import FolderCache
 from .planlock import LockTimeout, LockUnavailable, plan_lock
@@ -50,9 +49,6 @@ from .txn import FileTransaction
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
 STAGING_PREFIX = ".staging-"
-
-
-MAX_KEPT_VIEWS = 256  # plans whose last view is kept (a view shares its tasks with the cache)
 
 
 def _is_real_dir(path: str) -> bool:
@@ -79,7 +75,7 @@ class FileStore:
         self.cache = FolderCache()
         # Each plan's last view, moved on by what changed (stores/views.py); bounded: a view
         # dropped is derived in full on its next read.
-        self._views: OrderedDict[Path, PlanView] = OrderedDict()
+        self._views = KeptViews()  # moved under the cache's lock (see view())
 
     # -- setup ---------------------------------------------------------------
 
@@ -211,11 +207,7 @@ class FileStore:
 
         def make() -> PlanSnapshot:  # run under the cache's lock: one thread at a time moves a view
             cached, corrupt = self.cache.scan(path)
-            view = self._views.pop(path, None) or PlanView()
-            self._views[path] = view  # the most recently used last
-            while len(self._views) > MAX_KEPT_VIEWS:
-                self._views.popitem(last=False)
-            return view.view(path.name, self.cache.title(path), archived, cached, corrupt)
+            return self._views.of(path).view(path.name, self.cache.title(path), archived, cached, corrupt)
 
         return self.cache.memo(path, f"view:{archived}", make)
 

@@ -19,9 +19,10 @@ import psycopg
 
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanExists, PlanNotFound, TaskNotFound
 from ...graph import derive_blocks
-from ...models import PlanSnapshot, PlanSummary, Task, summarize
+from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name, plan_title
 from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion, redact
+from ..views import KeptViews
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
 from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed, write_tasks
@@ -39,6 +40,7 @@ class PostgresStore:
         self.lock_timeout = lock_timeout
         self.db = Database(url)
         self.cache = PlanCache()
+        self._views = KeptViews()
         # Sessions have a pool of their own: a tool call holds its session's row (and so a
         # connection) for the whole call, and its plan reads and writes need another one.
         # Sharing one pool, POOL_MAX calls at once would hold every connection and wait
@@ -150,26 +152,24 @@ class PostgresStore:
 
     def view(self, name: str) -> PlanSnapshot:
         """snapshot() sharing the parsed tasks: callers must not change them. Made once
-        per version of the plan (and per title and state: both are in the key)."""
+        per version of the plan (and per title and state: both are in the key), by moving
+        the plan's last view on by the tasks that changed (views.PlanView): the parse of a
+        new version keeps every unchanged task object."""
         head, tasks = self._load(name)
         key = f"view:{head.archived}:{head.title_text}"
         kept = tasks.memo.get(key)
         if isinstance(kept, PlanSnapshot):
             return kept
-        snap = self._snapshot(head, tasks, copy=False)
-        snap.keep_summary()
-        tasks.memo[key] = snap
-        return snap
+        with self._views.lock:
+            kept = tasks.memo.get(key)  # another thread may have made it meanwhile
+            if isinstance(kept, PlanSnapshot):
+                return kept
+            made = self._views.of(name).view(name, self.title_of(head), head.archived, tasks.tasks, tasks.corrupt)
+            tasks.memo[key] = made
+        return made
 
     def summary(self, name: str) -> PlanSummary:
-        head, tasks = self._load(name)
-        key = f"summary:{head.archived}:{head.title_text}"
-        kept = tasks.memo.get(key)
-        if isinstance(kept, PlanSummary):
-            return kept
-        made = summarize(name, self.title_of(head), head.archived, tasks.tasks.values(), len(tasks.corrupt))
-        tasks.memo[key] = made
-        return made
+        return self.view(name).summary()
 
     def get_task(self, name: str, task_id: int) -> Task:
         check_plan_name(name)
