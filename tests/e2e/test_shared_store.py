@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import psycopg
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -24,10 +25,11 @@ from mcp.types import CallToolResult, ResourceUpdatedNotification
 
 from planning_core.session import PLAN_REMINDER, TODO_REMINDER
 from planning_core.store import open_store
-from tests.support.mcp import text_of
+from planning_core.stores.postgres.schema import SESSIONS
+from tests.support.mcp import connect, text_of
 from tests.support.pg import cluster, fresh_database_url
 from tests.support.procs import Served, free_port, run_cli
-from tests.support.store_urls import serving_store
+from tests.support.store_urls import serving_store, stdio_params
 
 FEED_BOUND = 1.0  # seconds: issue 10 §2, a change reaches every other server's subscribers
 HANDSHAKE = 15.0  # seconds for the first notice, which proves the feed is live end to end
@@ -201,6 +203,31 @@ async def test_a_2026_client_alternating_between_servers_keeps_one_session(tmp_p
                 said = reminders(await ok(c, "PlanList", {}))
                 assert set(said) == due and len(said) == len(due), f"quiet round {n}: {said}"
         assert_served_cleanly(a, b)
+
+
+async def test_stdio_servers_on_one_database_each_keep_their_own_session_in_process(tmp_path: Path) -> None:
+    """A stdio process is one session of its own (contract §7): two stdio servers on one
+    database share the plans, never a todo list or a current plan, and no session of theirs
+    is kept in the database (nobody else could ever name it; a row would cost every call
+    round trips and be left behind)."""
+    url = fresh_database_url()
+    with anyio.fail_after(DEADLINE):
+        async with (
+            connect(stdio_params(url, tmp_path), tmp_path / "one.stderr", "legacy") as one,
+            connect(stdio_params(url, tmp_path), tmp_path / "two.stderr", "legacy") as two,
+        ):
+            first = await make_plan(one, "first", tasks=1)
+            second = await make_plan(two, "second", tasks=2)
+            # Each server's current plan is the one it made (a shared session would say "second").
+            assert text_of(await ok(one, "TaskList", {})).splitlines()[0] == f"{first} [0/1 done]"
+            assert text_of(await ok(two, "TaskList", {})).splitlines()[0] == f"{second} [0/2 done]"
+            await ok(one, "todo", {"items": [{"content": "only in one", "status": "in_progress"}]})
+            listed = text_of(await ok(two, "todo", {"items": [{"content": "only in two", "status": "pending"}]}))
+            assert "only in one" not in listed
+            await ok(two, "TaskCreate", {"subject": "seen by both", "description": "d"})
+            assert "seen by both" in text_of(await ok(one, "TaskList", {"plan": second}))
+    with psycopg.connect(url) as conn:
+        assert conn.execute(f"SELECT key FROM {SESSIONS}").fetchall() == []
 
 
 def test_a_2025_session_belongs_to_the_server_that_opened_it(tmp_path: Path) -> None:
