@@ -14,7 +14,7 @@ from bench.report_issue11 import issue11_section, profile_section
 from bench.report_peers import peers_section
 from bench.servers import CLIENT_MODE
 from bench.shared_writers import WriterResult
-from bench.workloads import OP_ORDER, WRITE_FILES, SizeResult
+from bench.workloads import OP_ORDER, WRITE_FILES, WRITE_OPS, SizeResult
 
 
 @dataclass
@@ -185,7 +185,7 @@ class Report:
         out.append(table(header, rows))
 
         parts = []
-        for op, label in (("TaskCreate", "2 files"), ("TaskUpdate status", "1 file")):
+        for op, label in WRITE_OPS.items():
             if label not in main.floor_writes:
                 continue
             s, f = main.ops[op], main.floor_writes[label]

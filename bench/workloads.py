@@ -38,9 +38,12 @@ OP_ORDER = [
     "TaskList after a write",
 ]
 
-# The durable writes one write makes, by label: TaskUpdate 1 file; TaskCreate 2 (the task and
-# .highwatermark). The write floors (through the SDK and in the harness) are timed for each.
+# The durable writes one write makes, by label. The write floors (through the SDK and in the
+# harness) are timed for each.
 WRITE_FILES = {"1 file": 1, "2 files": 2}
+# What each measured write replaces: a status change its task; addBlockedBy the task and its
+# new blocker (whose `blocks` mirrors the link); TaskCreate the task and .highwatermark.
+WRITE_OPS = {"TaskUpdate status": "1 file", "TaskUpdate addBlockedBy": "2 files", "TaskCreate": "2 files"}
 
 TODO_ITEMS = [
     {"content": "Read the failing test", "status": "completed"},
