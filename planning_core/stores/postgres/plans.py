@@ -82,12 +82,19 @@ class Parsed:
 
     def with_changes(self, version: int, changes: dict[int, Task | CorruptFile | None]) -> Parsed:
         entries = dict(self.entries)
-        for i, e in changes.items():
+        top = next(reversed(entries), 0)
+        in_order = True
+        for i, e in sorted(changes.items()):
             if e is None:
                 entries.pop(i, None)
+            elif i in entries or i > top:  # replaced in place, or a new id above every other
+                entries[i] = e
+                top = max(top, i)
             else:
                 entries[i] = e
-        return Parsed(version, dict(sorted(entries.items())))
+                in_order = False
+        # Sorted again only when an id came in below the highest: a write is O(changes), not O(plan).
+        return Parsed(version, entries if in_order else dict(sorted(entries.items())))
 
 
 class PlanCache:
