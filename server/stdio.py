@@ -12,8 +12,9 @@ makes the server keep every unanswered request and answer in memory. Here:
   a client that does not read blocks on its own writes instead of growing our memory.
   The server never sends requests to the client, so a full window cannot wait on a client
   response stuck behind it;
-- blocking reads and writes run in two daemon threads: a thread stuck on a pipe must not
-  keep the process alive once serving ends (Ctrl+C, end of stdin, the client gone);
+- on a pipe or socket stdin and stdout are read and written on the event loop, without
+  blocking; on anything else in two daemon threads, which never keep the process alive once
+  serving ends (Ctrl+C, end of stdin, the client gone) (stdio_ends);
 - Ctrl+C (SIGINT) is the end of input: nothing more is read, the requests already read are
   answered (a tool call running in a worker thread finishes its writes), then the server
   exits 0. A second Ctrl+C exits at once with 130: the core replaces every file whole
@@ -28,23 +29,21 @@ import math
 import os
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 import mcp_types as types
-from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
-from . import sdk
+from . import sdk, stdio_ends
 from .http import MAX_REQUEST_BYTES
-from .stdio_frames import Lines, Refused, RequestId, TooLong, diagnose, encode
+from .stdio_ends import Chunk
+from .stdio_frames import Lines, Refused, RequestId, TooLong, diagnose
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -53,13 +52,11 @@ log = logging.getLogger("planning_mcp")
 
 MAX_IN_FLIGHT = 32
 MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES
-READ_CHUNK = 64 * 1024
 DRAIN_SECONDS = 10.0  # at the end of input, how long answers still due may take to reach the pipe
 STOPPED_AT_ONCE = 128 + signal.SIGINT  # 130: the shell's code for "ended by Ctrl+C"
 BUSY_GRACE = 0.25  # seconds after the first Ctrl+C before saying a request is still in progress
 CTRL_C = None  # in the chunk stream: stop reading (b"" is the end of stdin)
 
-Chunk = bytes | None
 
 Key = tuple[bool, RequestId]  # (is a string, id): 1 and "1" are different requests
 
@@ -157,17 +154,16 @@ async def serve_fds(server: MCPServer[Any], read_fd: int, write_fd: int, *, ctrl
 
         if ctrl_c:
             tg.start_soon(_stop_on_ctrl_c, chunks_send.clone(), inflight)
-        _daemon("stdin", _read_chunks, read_fd, chunks_send, token)
-        _daemon("stdout", _write_answers, write_fd, answers, inflight, writer_stopped, token)
-        tg.start_soon(_read_requests, chunks, requests_send, answers_send.clone(), inflight)
-        await lowlevel.run(requests, answers_send, lowlevel.create_initialization_options())
-        with anyio.move_on_after(DRAIN_SECONDS):
-            await written.wait()
-        tg.cancel_scope.cancel()
-
-
-def _daemon(name: str, target: Callable[..., None], *args: Any) -> None:
-    threading.Thread(target=target, args=args, name=f"planning-mcp {name}", daemon=True).start()
+        with stdio_ends.on_the_loop(read_fd) as read_polled, stdio_ends.on_the_loop(write_fd) as write_polled:
+            stdio_ends.start_reading(tg, read_fd, read_polled, chunks_send, token)
+            stdio_ends.start_writing(
+                tg, write_fd, write_polled, answers, lambda rid: inflight.settle(_key(rid)), writer_stopped, token
+            )
+            tg.start_soon(_read_requests, chunks, requests_send, answers_send.clone(), inflight)
+            await lowlevel.run(requests, answers_send, lowlevel.create_initialization_options())
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await written.wait()
+            tg.cancel_scope.cancel()
 
 
 async def _stop_on_ctrl_c(chunks: MemoryObjectSendStream[Chunk], inflight: InFlight) -> None:
@@ -211,54 +207,6 @@ async def _say_if_still_busy(inflight: InFlight) -> None:
 async def _send_ctrl_c(chunks: MemoryObjectSendStream[Chunk]) -> None:
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):  # the input had ended already
         await chunks.send(CTRL_C)
-
-
-def _read_chunks(fd: int, out: MemoryObjectSendStream[Chunk], token: EventLoopToken) -> None:
-    """Thread: read stdin and hand over each chunk; the next read waits until it is taken."""
-    try:
-        while True:
-            try:
-                chunk = os.read(fd, READ_CHUNK)
-            except OSError as e:  # the pipe failed: as good as the end of input
-                log.warning("stdin: %s", e)
-                chunk = b""
-            anyio.from_thread.run(out.send, chunk, token=token)
-            if not chunk:
-                break
-        anyio.from_thread.run_sync(out.close, token=token)
-    except BaseException:  # serving ended under us (stream closed, loop gone: even CancelledError)
-        return
-
-
-def _write_answers(
-    fd: int,
-    answers: MemoryObjectReceiveStream[SessionMessage],
-    inflight: InFlight,
-    stopped: Callable[[], None],
-    token: EventLoopToken,
-) -> None:
-    """Thread: write each outgoing message to stdout; a request's window slot frees only
-    once its answer is in the pipe, which is what stops reading when the pipe is full."""
-    try:
-        while True:
-            try:
-                message = anyio.from_thread.run(answers.receive, token=token)
-            except anyio.EndOfStream:
-                break
-            data, answered = encode(message.message)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if answered is not None:
-                anyio.from_thread.run_sync(inflight.settle, _key(answered), token=token)
-    except OSError as e:  # EPIPE: the client closed its end
-        log.warning("stdout: %s; stopping", e)
-    except BaseException:  # serving ended under us (even CancelledError: a thread prints no traceback)
-        return
-    try:
-        anyio.from_thread.run_sync(stopped, token=token)
-    except BaseException:
-        return
 
 
 async def _read_requests(

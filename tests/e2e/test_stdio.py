@@ -4,14 +4,19 @@ every store a server child can be given (store_url: files, postgres)."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
 from tests.support.mcp import connect, text_of
-from tests.support.procs import run_cli
+from tests.support.procs import child_env, run_cli
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import CHAIN, PLAN_NAME, SEED_ACTIVE_LINE, SEED_SUMMARY, SUBJECTS, plan_create_args
 from tests.support.store_urls import stdio_params
@@ -123,3 +128,97 @@ def test_stdout_carries_only_protocol(tmp_path: Path) -> None:
         assert "[Session Plan] Active tasks:" in srv.stderr()
     finally:
         srv.close()
+
+
+# -- what stdin and stdout may be: a pipe, a socket, a file ----------------------------------
+
+WIRE_REQUESTS = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "0"}},
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "PlanCreate",
+            "arguments": {
+                "title": "Wire",
+                "analysis": "a",
+                "approach": "b",
+                "tasks": [{"subject": "over the wire", "description": "d"}],
+            },
+        },
+    },
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},  # requests run at once: no order between 2 and 3
+]
+WIRE_INPUT = b"".join(json.dumps(m).encode() + b"\n" for m in WIRE_REQUESTS)
+
+
+def assert_wire_answered(output: bytes) -> None:
+    answers = {m["id"]: m for m in map(json.loads, output.splitlines()) if "id" in m}
+    assert sorted(answers) == [1, 2, 3], output[:2000]
+    assert answers[1]["result"]["serverInfo"]["name"] == "planning-mcp"
+    assert answers[2]["result"]["content"][0]["text"].startswith("Created plan "), answers[2]
+    assert "TaskGet" in {t["name"] for t in answers[3]["result"]["tools"]}
+
+
+def serve_wire(tmp_path: Path, stdin: Any, stdout: Any) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "server", "--root", str(tmp_path / "root")]
+    err = (tmp_path / "wire.stderr").open("wb")
+    return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=err, env=child_env(), cwd=tmp_path)
+
+
+def test_requests_in_a_file_are_answered_into_a_file(tmp_path: Path) -> None:
+    """`planning-mcp < requests > answers`: regular files cannot be waited on by the event
+    loop, so they are read and written by the blocking threads; every request is answered
+    and the end of the file ends serving."""
+    (tmp_path / "requests.jsonl").write_bytes(WIRE_INPUT)
+    with (tmp_path / "requests.jsonl").open("rb") as given, (tmp_path / "answers.jsonl").open("wb") as out:
+        proc = serve_wire(tmp_path, given, out)
+        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+    assert_wire_answered((tmp_path / "answers.jsonl").read_bytes())
+
+
+def test_a_socket_for_stdin_and_stdout_is_served(tmp_path: Path) -> None:
+    """One end of a socket pair as both stdin and stdout (as an inetd-style launcher gives
+    it): served on the event loop like a pipe; shutting our side's writing ends serving."""
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        proc = serve_wire(tmp_path, theirs, theirs)
+        theirs.close()
+        ours.sendall(WIRE_INPUT)
+        ours.shutdown(socket.SHUT_WR)
+        ours.settimeout(30)
+        received = b""
+        while chunk := ours.recv(65536):
+            received += chunk
+        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+    assert_wire_answered(received)
+
+
+def test_the_pipes_it_was_given_are_left_blocking(tmp_path: Path) -> None:
+    """The server makes its pipes non-blocking while it serves; the flag belongs to the pipe,
+    which a launcher (a shell, npx) may share, so it is put back before the server exits."""
+    read_in, write_in = os.pipe()
+    read_out, write_out = os.pipe()
+    try:
+        proc = serve_wire(tmp_path, read_in, write_out)
+        os.write(write_in, WIRE_INPUT)
+        os.close(write_in)
+        write_in = -1
+        os.close(write_out)
+        write_out = -1
+        with os.fdopen(read_out, "rb", closefd=False) as answers:
+            received = answers.read()
+        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+        assert_wire_answered(received)
+        assert os.get_blocking(read_in), "stdin's pipe was left non-blocking"
+    finally:
+        for fd in (read_in, write_in, read_out, write_out):
+            if fd >= 0:
+                os.close(fd)
