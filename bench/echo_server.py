@@ -4,14 +4,18 @@
 (measured in the same run, so noise from a busy machine mostly cancels out).
 `durable_write` is a write's floor: the disk work the contract requires of a write
 and nothing else, run the way our server runs its core (a sync tool: the SDK calls it
-in its worker thread)."""
+in its worker thread). `replay` is an answer's floor: it gives back a result of ours
+saved by the harness (a TaskList page), so the cost of its size alone is measured."""
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
 
 # planning_core's own atomic write (so the system calls are exactly ours), loaded from its
 # file alone: importing the package would add its start-up time and memory to the floor's,
@@ -51,6 +55,20 @@ def durable_write(folder: str, files: int) -> str:
     names = ["task_1.json", ".highwatermark", *(f"task_{k}.json" for k in range(2, files))][:files]
     replace_many((os.path.join(folder, n), HIGHWATERMARK if n == ".highwatermark" else TASK_FILE) for n in names)
     return "ok"
+
+
+_saved: dict[str, tuple[str, Any]] = {}
+
+
+@server.tool()
+def replay(path: str) -> CallToolResult:
+    """Answer with the tool result saved at `path` (JSON: its text and structured content, read
+    once): what carrying that very answer costs an SDK server that does no work for it."""
+    if path not in _saved:
+        saved = json.loads(Path(path).read_text(encoding="utf-8"))
+        _saved[path] = (saved["text"], saved["structured"])
+    text, structured = _saved[path]
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 if __name__ == "__main__":

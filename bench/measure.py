@@ -74,6 +74,12 @@ class Floor:
         check(await self.client.call_tool("durable_write", {"folder": folder, "files": files}), "durable_write")
         return time.perf_counter() - t
 
+    async def replay(self, path: str) -> float:
+        """Time one call of the floor server's answer floor (bench/echo_server.py `replay`)."""
+        t = time.perf_counter()
+        check(await self.client.call_tool("replay", {"path": path}), "replay")
+        return time.perf_counter() - t
+
     async def warm_up(self, calls: int = WARM_UP_CALLS) -> None:
         """Untimed calls first: the first ones pay for imports and caches."""
         for _ in range(calls):

@@ -14,7 +14,7 @@ from bench.report_issue11 import issue11_section, profile_section
 from bench.report_peers import peers_section
 from bench.servers import CLIENT_MODE
 from bench.shared_writers import WriterResult
-from bench.workloads import OP_ORDER, WRITE_FILES, WRITE_OPS, SizeResult
+from bench.workloads import OP_ORDER, PAGE_FLOOR, WRITE_FILES, WRITE_OPS, SizeResult
 
 
 @dataclass
@@ -177,6 +177,8 @@ class Report:
         )
         floors = [(f"SDK + durable write, {k} (floor server)", s) for k, s in main.floor_writes.items()]
         floors += [(f"durable write, {k} (no MCP)", s) for k, s in self.disk.items()]
+        if main.floor_page is not None:
+            floors.append((PAGE_FLOOR, main.floor_page))
         for label, s in floors:
             rows.append([label, ms(s.med), ms(s.p95), ms(s.echo_med), f"{s.ratio:.2f}", *pg])
         header = ["operation", "median", "p95", "echo median", "× echo"]
@@ -201,6 +203,9 @@ class Report:
             out.append("\nWhere a write's time goes (medians, ms): " + "; ".join(parts) + ".")
         return out
 
+    def _by_size(self) -> list[SizeResult]:
+        return [self.sizes[n] for n in sorted(self.sizes)]
+
     def _growth_section(self) -> list[str]:
         lo, hi = self.lo, self.hi
         growth, raw = self.growth(), self.raw_growth()
@@ -220,13 +225,18 @@ class Report:
             cells.append(f"{growth[op]:.2f}")
             cells.append(f"{raw[op]:.2f}")
             rows.append(cells)
-        for label in WRITE_FILES:  # the write floor at each size: does a bigger folder cost more?
-            if not all(label in r.floor_writes for r in self.sizes.values()):
+        floor_rows = {  # the floors at each size: does a bigger folder, or a bigger page, cost more?
+            f"SDK + durable write, {label} (floor server)": [r.floor_writes.get(label) for r in self._by_size()]
+            for label in WRITE_FILES
+        }
+        floor_rows[PAGE_FLOOR] = [r.floor_page for r in self._by_size()]
+        for label, found in floor_rows.items():
+            series = [f for f in found if f is not None]
+            if len(series) != len(found):
                 continue
-            series = [self.sizes[n].floor_writes[label] for n in sorted(self.sizes)]
             rows.append(
                 [
-                    f"SDK + durable write, {label} (floor server)",
+                    label,
                     *(f"{ms(f.med)} ({f.ratio:.2f})" for f in series),
                     f"{series[-1].ratio / series[0].ratio:.2f}",
                     f"{series[-1].med / series[0].med:.2f}",

@@ -4,6 +4,7 @@ the durable-write floor the contract imposes timed in the harness itself."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ WRITE_FILES = {"1 file": 1, "2 files": 2}
 # What each measured write replaces: a status change its task; addBlockedBy the task and its
 # new blocker (whose `blocks` mirrors the link); TaskCreate the task and .highwatermark.
 WRITE_OPS = {"TaskUpdate status": "1 file", "TaskUpdate addBlockedBy": "2 files", "TaskCreate": "2 files"}
+PAGE_FLOOR = "SDK answering the same default page (floor server)"
 
 TODO_ITEMS = [
     {"content": "Read the failing test", "status": "completed"},
@@ -128,6 +130,8 @@ class SizeResult:
     # The floor server's `durable_write` on a plan folder of n tasks, by WRITE_FILES label
     # (file store only: the PostgreSQL store writes no files).
     floor_writes: dict[str, Series] = field(default_factory=dict)
+    # The floor server answering with the last default page of ours, saved (file store only).
+    floor_page: Series | None = None
 
 
 async def run_size(
@@ -177,6 +181,14 @@ async def run_size(
         await measure("TaskList", lambda i: {"limit": 1000}, "TaskList")
         pages = await measure("TaskList default page", lambda i: {}, "TaskList")
         res.page_chars = answer_size(pages[-1])  # the plan has exactly n tasks here
+        if floor_folder is not None:
+            # The page's floor, timed right beside it: an SDK server giving back that very answer.
+            saved = tmp / f"size-{n}-page.json"
+            saved.write_text(json.dumps({"text": result_text(pages[-1]), "structured": pages[-1].structured_content}))
+            res.floor_page = Series()
+            for _ in range(calls):
+                res.floor_page.ours.append(await floor.replay(str(saved)))
+                res.floor_page.echo.append(await floor.call())
         await measure("PlanList", lambda i: {}, "PlanList")
         await measure("todo", lambda i: {"items": TODO_ITEMS}, "todo")
         created = await measure(

@@ -4,6 +4,7 @@ It writes to a temp file (--out), so CI never rewrites BENCHMARKS.md."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -35,6 +36,9 @@ def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
     for files in ("1 file", "2 files"):
         assert f"| SDK + durable write, {files} (floor server) " in proc.stdout, files
     assert "floor: an SDK server doing only the durable write (1 file)" in proc.stdout
+    # A page's floor: the floor server giving back our very answer, beside the page growth.
+    assert "| SDK answering the same default page (floor server) " in proc.stdout
+    assert "floor: an SDK server giving back the same two answers grows " in proc.stdout
     # The file written is exactly the tables printed (print adds the final newline), and
     # the run says where it wrote them.
     assert proc.stdout == out.read_text() + "\n"
@@ -53,7 +57,7 @@ async def test_the_floor_servers_write_replaces_the_files_durably_and_echo_is_un
     with open(tmp_path / "stderr.log", "w") as log:
         async with connect(echo_params("test"), log) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
-            assert sorted(tools) == ["durable_write", "echo"]
+            assert sorted(tools) == ["durable_write", "echo", "replay"]
             assert list(tools["echo"].input_schema["properties"]) == ["text"]
             echoed = await c.call_tool("echo", {"text": "hello"})
             assert echoed.structured_content == {"result": "hello"}
@@ -64,3 +68,11 @@ async def test_the_floor_servers_write_replaces_the_files_durably_and_echo_is_un
             two = await c.call_tool("durable_write", {"folder": str(folder), "files": 2})
             assert not two.is_error
             assert sorted(os.listdir(folder)) == [".highwatermark", "task_1.json"]
+            # The answer floor gives back exactly the answer saved (text and structured content).
+            saved = tmp_path / "page.json"
+            saved.write_text(json.dumps({"text": "#1 [pending] a", "structured": {"tasks": [{"id": 1}]}}))
+            for _ in range(2):  # read once, then given from memory: the same answer
+                replayed = await c.call_tool("replay", {"path": str(saved)})
+                assert not replayed.is_error
+                assert replayed.content[0].text == "#1 [pending] a"  # type: ignore[union-attr]
+                assert replayed.structured_content == {"tasks": [{"id": 1}]}
