@@ -54,6 +54,13 @@ class Series:
         return self.med / self.echo_med
 
 
+def above(ours: Series, floor: Series) -> float:
+    """Seconds `ours` takes above `floor`, at the speed of the echo calls made beside ours.
+    Each is a ratio to the echo measured at the same moment, so the machine's drift between
+    the two series cancels (their raw medians may be minutes apart)."""
+    return (ours.ratio - floor.ratio) * ours.echo_med
+
+
 WARM_UP_CALLS = 20
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from bench.config import Config
 from bench.issue11 import Issue11Result
 from bench.mdtable import ms, table
-from bench.measure import Series, median, p95
+from bench.measure import Series, above, median, p95
 from bench.peers_run import PeerResult
 from bench.report_issue11 import issue11_section, profile_section
 from bench.report_peers import peers_section
@@ -192,9 +192,9 @@ class Report:
                 continue
             s, f = main.ops[op], main.floor_writes[label]
             part = (
-                f"{op} {ms(s.med)} ms = the floor server doing only the durable write ({label}) {ms(f.med)} "
-                f"({f.ratio:.2f}× echo) + the rest (planner, lock, reads, our larger arguments and answer) "
-                f"{ms(s.med - f.med)}"
+                f"{op} {ms(s.med)} ms ({s.ratio:.2f}× echo) against the floor server doing only the durable "
+                f"write ({label}) {ms(f.med)} ms ({f.ratio:.2f}× echo): the rest (planner, lock, reads, our "
+                f"larger arguments and answer) is {ms(above(s, f))} ms at the echo beside ours"
             )
             if label in self.disk:  # the floor without the thread hop and the SDK's other threads
                 part += f" (echo + the same write timed in the harness: {ms(f.echo_med + self.disk[label].med)})"
