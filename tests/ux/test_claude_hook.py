@@ -6,7 +6,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -158,18 +157,31 @@ def test_root_resolution(project: Path, tmp_path: Path, monkeypatch: pytest.Monk
     assert hook_root(None, payload) == tmp_path / "env"
 
 
-def test_the_console_script_is_fast_and_exits_0(project: Path, seeded: str) -> None:
+def test_the_console_script_stays_light_and_exits_0(project: Path, seeded: str) -> None:
+    """A hook runs on every event of Claude Code, so it must start quickly: it never imports
+    the MCP SDK (what makes a server's start slow). Checked by what it imports, not by a clock
+    (a clock only measures how busy the machine is)."""
     exe = Path(sys.executable).parent / "planning-mcp"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "server"]
     payload = json.dumps(fixture("session_start_compact.json", cwd=str(project)))
-    started = time.monotonic()
-    r = subprocess.run([*cmd, "hook", "SessionStart"], input=payload, capture_output=True, text=True, timeout=20)
-    elapsed = time.monotonic() - started
+    r = subprocess.run([*cmd, "hook", "SessionStart"], input=payload, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert PLAN_NAME in context(r.stdout)
-    assert elapsed < 3, f"hook took {elapsed:.2f}s"  # the SDK is not imported for hooks
-    r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=20)
+    r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stdout) == (0, "")
+    traced = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "server", "hook", "SessionStart"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert traced.returncode == 0, traced.stderr[-2000:]
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "planning_core" in imported  # the trace is there at all
+    assert not {m for m in imported if m == "mcp" or m.startswith("mcp.")}, "the hook imported the MCP SDK"
 
 
 def test_with_a_database_store_the_count_lives_in_the_database(project: Path) -> None:
