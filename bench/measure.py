@@ -12,6 +12,7 @@ import statistics
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcp import Client
 from mcp.types import CallToolResult
@@ -71,21 +72,22 @@ class Floor:
         self.client = client
 
     async def call(self) -> float:
-        t = time.perf_counter()
-        check(await self.client.call_tool("echo", {"text": "hello"}), "echo")
-        return time.perf_counter() - t
+        return await self.timed_call("echo", {"text": "hello"})
 
-    async def durable_write(self, folder: str, files: int) -> float:
-        """Time one call of the floor server's write floor (bench/echo_server.py `durable_write`)."""
-        t = time.perf_counter()
-        check(await self.client.call_tool("durable_write", {"folder": folder, "files": files}), "durable_write")
-        return time.perf_counter() - t
+    async def timed_call(self, tool: str, args: dict[str, Any]) -> float:
+        """Seconds for one call of one of the floor server's tools (bench/echo_server.py)."""
+        dt, r = await timed(self.client.call_tool(tool, args))
+        check(r, tool)
+        return dt
 
-    async def replay(self, path: str) -> float:
-        """Time one call of the floor server's answer floor (bench/echo_server.py `replay`)."""
-        t = time.perf_counter()
-        check(await self.client.call_tool("replay", {"path": path}), "replay")
-        return time.perf_counter() - t
+    async def paired(self, tool: str, args: dict[str, Any], calls: int) -> Series:
+        """`calls` calls of a floor tool (`durable_write`, `replay`), each followed by an echo
+        call, as our own calls are."""
+        s = Series()
+        for _ in range(calls):
+            s.ours.append(await self.timed_call(tool, args))
+            s.echo.append(await self.call())
+        return s
 
     async def warm_up(self, calls: int = WARM_UP_CALLS) -> None:
         """Untimed calls first: the first ones pay for imports and caches."""

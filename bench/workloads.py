@@ -185,10 +185,7 @@ async def run_size(
             # The page's floor, timed right beside it: an SDK server giving back that very answer.
             saved = tmp / f"size-{n}-page.json"
             saved.write_text(json.dumps({"text": result_text(pages[-1]), "structured": pages[-1].structured_content}))
-            res.floor_page = Series()
-            for _ in range(calls):
-                res.floor_page.ours.append(await floor.replay(str(saved)))
-                res.floor_page.echo.append(await floor.call())
+            res.floor_page = await floor.paired("replay", {"path": str(saved)}, calls)
         await measure("PlanList", lambda i: {}, "PlanList")
         await measure("todo", lambda i: {"items": TODO_ITEMS}, "todo")
         created = await measure(
@@ -204,10 +201,8 @@ async def run_size(
         # during our calls): the floor server doing only the durable write, through the SDK.
         if floor_folder is not None:
             for label, files in WRITE_FILES.items():
-                s = res.floor_writes[label] = Series()
-                for _ in range(calls):
-                    s.ours.append(await floor.durable_write(floor_folder, files))
-                    s.echo.append(await floor.call())
+                args = {"folder": floor_folder, "files": files}
+                res.floor_writes[label] = await floor.paired("durable_write", args, calls)
 
         # TaskList (limit 1,000) right after a write to the plan: what an agent sees after each
         # update. The page kept for the unchanged plan is gone; the rows of unchanged tasks are not.

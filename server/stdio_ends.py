@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import select
 import stat
 import threading
 from collections.abc import Callable, Iterator
@@ -126,9 +125,7 @@ def _read_blocking(fd: int, out: MemoryObjectSendStream[Chunk], token: EventLoop
     try:
         while True:
             chunk = _read_once(fd)
-            if chunk is None:  # made non-blocking by someone else: wait for it
-                if _wait_fd(fd):
-                    continue
+            if chunk is None:  # made non-blocking by someone else: a failed read, the end of input
                 chunk = b""
             anyio.from_thread.run(out.send, chunk, token=token)
             if not chunk:
@@ -136,15 +133,6 @@ def _read_blocking(fd: int, out: MemoryObjectSendStream[Chunk], token: EventLoop
         anyio.from_thread.run_sync(out.close, token=token)
     except BaseException:  # serving ended under us (stream closed, loop gone: even CancelledError)
         return
-
-
-def _wait_fd(fd: int) -> bool:
-    """Block until `fd` is readable (an fd someone else made non-blocking); False if it cannot."""
-    try:
-        select.select([fd], [], [])
-        return True
-    except (OSError, ValueError):
-        return False
 
 
 async def _write_polled(

@@ -8,28 +8,19 @@ tool answered) survives because both the file and its folder entry were synced.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import secrets
 from collections.abc import Iterable
 
 TEMP_SUFFIX = ".tmp"
-# Temp names are unique per process: the pid, a random tag drawn once (a pid reused after a
-# crash leaves other tags behind) and a counter. Paths are plain strings on the write path:
-# pathlib costs more than the system calls it wraps here.
-_TAG = f"{os.getpid()}.{secrets.token_hex(3)}"
-_serial = itertools.count()
-_tag_pid = os.getpid()
 
 Target = str | os.PathLike[str]
 
 
 def temp_name(target: Target) -> str:
-    global _TAG, _tag_pid
-    if os.getpid() != _tag_pid:  # a forked child: its own tag, or two processes share names
-        _TAG, _tag_pid = f"{os.getpid()}.{secrets.token_hex(3)}", os.getpid()
+    # Plain strings on the write path: pathlib costs more than the system calls it wraps here.
     folder, name = os.path.split(os.fspath(target))
-    return os.path.join(folder, f".{name}.{_TAG}.{next(_serial)}{TEMP_SUFFIX}")
+    return os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
 
 def is_temp(name: str) -> bool:
