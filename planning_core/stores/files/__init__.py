@@ -1,4 +1,4 @@
-"""The file store: the contract's on-disk layout (§2), the embedded default."""
+"""The file store: the on-disk layout (todo/ and done/, a folder per plan, a JSON file per task), the embedded default."""
 
 from .store import FileStore, Repair
 
