@@ -21,11 +21,12 @@ from pathlib import Path
 from ...errors import PlanBusy, PlanExists, StorageError
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import PlanRecord
+from ...taskdoc import task_filename
 from . import atomicfile
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .store import STAGING_PREFIX, FileStore  # store.py imports this module only when called
-from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed, task_filename
+from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 
 # Bytes are copied, never parsed, so a task file bigger than the request path reads
 # (taskfiles.MAX_TASK_FILE_BYTES) is still copied whole; this bound only keeps a stray
