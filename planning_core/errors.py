@@ -209,6 +209,16 @@ class StorageError(PlanningError):
         )
 
 
+class PlanNotStorable(PlanningError):
+    """A copied plan the target cannot keep as it is: refused whole, nothing written."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(
+            f"The plan {name} cannot be stored in the target as it is: {reason}. Nothing of it was "
+            "written; fix that in the source, then copy again."
+        )
+
+
 class PlanUnreadable(StorageError):
     def __init__(self, name: str, reason: str) -> None:
         PlanningError.__init__(
