@@ -172,9 +172,7 @@ def test_a_record_never_writes_outside_the_target(tmp_path: Path) -> None:
 LATIN1_DOC = b'{"id": 2, "subject": "Caf\xe9 login", "status": "pending", "blockedBy": [1]}'
 
 
-def test_a_document_that_is_not_utf8_is_copied_as_is_or_its_plan_reported(
-    source: FileStore, store: PlanStore
-) -> None:
+def test_a_document_that_is_not_utf8_is_copied_as_is_or_its_plan_reported(source: FileStore, store: PlanStore) -> None:
     """A Latin-1 byte in one task file: the file store takes the bytes as they are;
     PostgreSQL keeps documents as text (and the memory store parsed tasks), so there that
     plan is not copied, its line says which task and why, and every other plan is copied

@@ -176,7 +176,11 @@ def test_files_to_postgres_reports_each_damaged_plan_and_copies_the_rest(tmp_pat
     assert home.returncode == 0, home.stdout + home.stderr
     assert tree_state(back / "done" / SHIPPED) == tree_state(src / "done" / SHIPPED)
     assert sorted(p.name for p in (back / "todo" / TRIMMED).iterdir()) == [
-        ".highwatermark", ".lock", "plan.md", "task_1.json", "task_2.json"
+        ".highwatermark",
+        ".lock",
+        "plan.md",
+        "task_1.json",
+        "task_2.json",
     ]
     assert (back / "todo" / TRIMMED / ".highwatermark").read_text() == "7\n"  # 4..7 were on disk: stay burnt
     assert not (back / "todo" / SEED).exists()
