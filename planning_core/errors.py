@@ -259,6 +259,19 @@ class DatabaseUnreachable(StorageError):
         )
 
 
+class DatabaseAtLimit(DatabaseUnreachable):
+    """The database refuses more connections (a role's, a database's or the server's
+    limit): nothing was sent, nothing changed."""
+
+    def __init__(self, where: str, reason: str, needed: int) -> None:
+        PlanningError.__init__(
+            self,
+            f"The PostgreSQL database {where} refuses more connections: {reason}. Nothing was changed; try "
+            f"again in a moment. A planning-mcp server opens up to {needed} connections; raise the limit of the "
+            "store's role (ALTER ROLE ... CONNECTION LIMIT) or the server's max_connections to fit every server.",
+        )
+
+
 class DatabaseBusy(StorageError):
     """The database answers, but every connection of this server stayed in use."""
 

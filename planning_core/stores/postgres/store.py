@@ -45,7 +45,7 @@ class PostgresStore:
         # connection) for the whole call, and its plan reads and writes need another one.
         # Sharing one pool, POOL_MAX calls at once would hold every connection and wait
         # for one more.
-        self.sessions = sessions.SessionTable(Database(url, min_size=0, name="planning-mcp-sessions"), lock_timeout)
+        self.sessions = sessions.SessionTable(Database(url, min_size=1, name="planning-mcp-sessions"), lock_timeout)
         self._ready = False
         self._ready_lock = threading.Lock()
 
