@@ -38,8 +38,10 @@ T = TypeVar("T")
 POOL_MAX = 10  # connections per pool: the server's worker threads share them
 # The most connections one server opens: its plans' pool and its sessions' pool (a tool
 # call holds its session's row for the whole call, on a connection of the sessions' pool,
-# and reads and writes its plan on one of the other), and the change feed's LISTEN.
-MAX_CONNECTIONS = 2 * POOL_MAX + 1
+# and reads and writes its plan on one of the other), and a LISTEN for each follower of
+# the change feed (the MCP notifications', and the board's while a page is open).
+FEED_LISTENERS = 2
+MAX_CONNECTIONS = 2 * POOL_MAX + FEED_LISTENERS
 ATTEMPTS = POOL_MAX + 1  # every idle connection may be dead (a restart): then a new one
 CHECKOUT_TIMEOUT = 5.0  # seconds a call waits for a connection before "unreachable"
 # A connection unused this long is closed (one per period, down to the pool's minimum),
