@@ -253,3 +253,30 @@ def test_a_plan_is_read_within_a_bound_whatever_its_files_claim(source: FileStor
     assert len(record.left_behind) == 2 and all("a copy reads of one plan" in e for e in record.left_behind)
     report = copy_plans(source, store)
     assert {p.name for p in report.plans} == set(NAMES) and report.copied[:2] == [SEED, SHIPPED]
+
+
+def test_a_database_plan_past_the_bound_is_not_read_and_the_others_copied(source: FileStore, tmp_path: Path) -> None:
+    """PostgreSQL -> files: a plan whose documents hold more than a plan's bound (a row
+    edited by hand) is said and never fetched; the plans after it are still copied."""
+    import psycopg
+
+    from planning_core.store import MAX_COPIED_PLAN_BYTES
+    from planning_core.stores.postgres import PostgresStore
+    from tests.support.pg import fresh_database_url
+
+    url = fresh_database_url()
+    db = PostgresStore(url)
+    try:
+        copy_plans(source, db)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE planning_tasks SET doc = repeat('x', %s) WHERE plan = %s AND id = 1",
+                (MAX_COPIED_PLAN_BYTES + 1, SEED),
+            )
+        target = files_store(tmp_path / "dst")
+        report = copy_plans(db, target)
+    finally:
+        db.close()
+    assert report.unreadable == [SEED] and report.copied == [SHIPPED, TRIMMED]
+    assert "a copy reads of one plan" in report.plans[0].line()
+    assert target.active_plans() == [TRIMMED] and target.archived_plans() == [SHIPPED]
