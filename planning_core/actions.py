@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from . import queries, render
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
-from .models import Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
+from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
 from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
@@ -150,17 +150,14 @@ class Actions:
     def task_create(
         self,
         session: Session,
-        subject: str,
+        new: NewTask | str | None = None,
         description: str = "",
-        active_form: str | None = None,
-        blocked_by: Any = None,
-        blocks: Any = None,
-        owner: str | None = None,
-        metadata: Any = None,
         plan: str | None = None,
+        **fields: Any,
     ) -> Outcome[TaskCreated]:
+        """TaskCreate: a NewTask, or its subject, description and other fields."""
         name = self._plan(session, plan)
-        task = self.planner.create_task(name, subject, description, active_form, blocked_by, blocks, owner, metadata)
+        task = self.planner.create_task(name, NewTask.of(new, description, fields))
         self._created(name, [task])
         try:
             open_ids = self.planner.open_blockers(name, task)

@@ -75,6 +75,31 @@ class TaskPatch:
     lease_seconds: int | None = None  # a claim's lease (update.py: the claim rules)
 
 
+@dataclass(frozen=True, kw_only=True)
+class NewTask:
+    """TaskCreate's task: built once by the tool and passed through the actions to
+    Planner.create_task by name (never position). Values are as the caller sent them; the
+    planner checks each before it opens the plan."""
+
+    subject: str
+    description: str = ""
+    active_form: str | None = None
+    blocked_by: TaskIdsArg | None = None
+    blocks: TaskIdsArg | None = None
+    owner: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, new: NewTask | str | None, description: str, fields: dict[str, Any]) -> NewTask:
+        """`new` itself, or one made of a subject (positional or in `fields`), a description
+        and the other fields by name: the planner's and the actions' shorter call forms."""
+        if isinstance(new, NewTask):
+            return new
+        if new is not None:
+            fields = {**fields, "subject": new}
+        return cls(description=description, **fields)
+
+
 def problem_line(where: str, message: str) -> str:
     """One field's problem as every refusal of malformed input quotes it: `<where>: <message>`
     (pydantic's own message; the SDK's argument errors are shortened to the same form)."""

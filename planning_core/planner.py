@@ -28,6 +28,7 @@ from .models import (
     MAX_PLAN_TEXT,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
+    NewTask,
     PlanSnapshot,
     PlanSummary,
     Progress,
@@ -156,24 +157,17 @@ class Planner:
 
     # -- tasks ---------------------------------------------------------------------
 
-    def create_task(
-        self,
-        plan: str,
-        subject: str,
-        description: str = "",
-        active_form: str | None = None,
-        blocked_by: Any = None,
-        blocks: Any = None,
-        owner: str | None = None,
-        metadata: Any = None,
-    ) -> Task:
-        subject = validate.text(subject, "subject", MAX_SUBJECT, required=True)
-        description = validate.text(description, "description", MAX_DESCRIPTION)
-        active_form = validate.text(active_form, "activeForm", MAX_SHORT_TEXT)
-        owner = validate.text(owner, "owner", MAX_SHORT_TEXT)
-        meta = {k: v for k, v in validate.metadata(metadata).items() if v is not None}
-        before = validate.edges(blocked_by, "blockedBy")
-        after = validate.edges(blocks, "blocks")
+    def create_task(self, plan: str, new: NewTask | str | None = None, description: str = "", **fields: Any) -> Task:
+        """Create TaskCreate's task (a NewTask, or its subject, description and other fields)
+        in one transaction, linked both ways to the tasks it names."""
+        new = NewTask.of(new, description, fields)
+        subject = validate.text(new.subject, "subject", MAX_SUBJECT, required=True)
+        description = validate.text(new.description, "description", MAX_DESCRIPTION)
+        active_form = validate.text(new.active_form, "activeForm", MAX_SHORT_TEXT)
+        owner = validate.text(new.owner, "owner", MAX_SHORT_TEXT)
+        meta = {k: v for k, v in validate.metadata(new.metadata).items() if v is not None}
+        before = validate.edges(new.blocked_by, "blockedBy")
+        after = validate.edges(new.blocks, "blocks")
         with self.store.transaction(plan) as txn:
             missing = [i for i in (*before, *after) if not txn.exists(i)]
             if missing:

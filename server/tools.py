@@ -14,7 +14,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
-from planning_core.models import MAX_TODO_ITEMS, ListStatus, TaskPatch, UpdateStatus
+from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus
 from planning_core.outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -177,10 +177,16 @@ def register(server: MCPServer[AppState]) -> None:
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan, optionally linked to existing tasks."""
-        return await _answer(
-            ctx,
-            lambda a, s: a.task_create(s, subject, description, activeForm, blockedBy, blocks, owner, metadata, plan),
+        new = NewTask(
+            subject=subject,
+            description=description,
+            active_form=activeForm,
+            blocked_by=blockedBy,
+            blocks=blocks,
+            owner=owner,
+            metadata=metadata,
         )
+        return await _answer(ctx, lambda a, s: a.task_create(s, new, plan=plan))
 
     @server.tool(name="TaskUpdate", annotations=UPDATE)
     async def task_update(
