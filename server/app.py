@@ -166,7 +166,7 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
         return await call_next(ctx)
     state: AppState = ctx.lifespan_context
     tool = str((ctx.params or {}).get("name"))
-    held = state.hold(session_key(ctx.request))
+    held = state.hold(session_key(ctx))
     try:
         session = await held.enter()
     except PlanningError as e:  # the store that keeps sessions is away: the call does not run

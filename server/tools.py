@@ -50,7 +50,7 @@ async def _answer(
     ctx: Context, call: Callable[[Actions, Session], Outcome[Any]], *, inline: bool = False
 ) -> CallToolResult:
     state = app_state(ctx)
-    session = state.session(session_key(ctx.request_context.request))
+    session = state.session(session_key(ctx.request_context))
     try:
         if inline:
             # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that
