@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ def build_server(
             finally:
                 tg.cancel_scope.cancel()
 
+    argument_names = tools.ArgumentNames()
     server: MCPServer[AppState] = MCPServer(
         "planning-mcp",
         title="Planning",
@@ -97,19 +99,22 @@ def build_server(
         lifespan=lifespan,
         subscriptions=bus,
         log_level="WARNING",
-        # Outermost first: reminders are appended after argument errors are shortened.
+        # Outermost first: reminders are appended after argument errors are shortened (a call
+        # naming an unknown argument is refused like any call with malformed arguments).
         middleware=[
             notifier.middleware,
             _no_cursors,
             _resource_not_found_2025,
             _live_instructions,
             _reminders,
-            _readable_argument_errors,
+            partial(_readable_argument_errors, argument_names),
+            argument_names.refuse_unknown,
         ],
     )
     tools.register(server)
     resources.register(server, state)
     prompts.register(server)
+    argument_names.read(server)
     # The SDK's high-level server has no subscribe hook for 2025 clients.
     sdk.add_request_handler(server, "resources/subscribe", SubscribeRequestParams, notifier.on_subscribe)
     sdk.add_request_handler(server, "resources/unsubscribe", UnsubscribeRequestParams, notifier.on_unsubscribe)
@@ -161,7 +166,7 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
         return await call_next(ctx)
     state: AppState = ctx.lifespan_context
     tool = str((ctx.params or {}).get("name"))
-    held = state.hold(session_key(ctx.request))
+    held = state.hold(session_key(ctx))
     try:
         session = await held.enter()
     except PlanningError as e:  # the store that keeps sessions is away: the call does not run
@@ -206,10 +211,12 @@ async def _remind(state: AppState, session: Session, tool: str, result: dict[str
     return result
 
 
-async def _readable_argument_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+async def _readable_argument_errors(
+    names: tools.ArgumentNames, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
     result = await call_next(ctx)
     if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):
-        _shorten_validation_error(result, str((ctx.params or {}).get("name")))
+        _shorten_validation_error(result, str((ctx.params or {}).get("name")), names)
     return result
 
 
@@ -234,7 +241,7 @@ def _id_problem(field: str, detail: str) -> str | None:
     return f'{base}: a task id is a number or a string like "3" or "#3", not {sent}'
 
 
-def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
+def _shorten_validation_error(result: dict[str, Any], tool: str, names: tools.ArgumentNames) -> None:
     """Turn the SDK's pydantic dump for malformed arguments into one line per field,
     without internal names or links, so the model can fix its call."""
     for block in result.get("content", []):
@@ -243,8 +250,11 @@ def _shorten_validation_error(result: dict[str, Any], tool: str) -> None:
             continue
         problems = []
         for field, detail in errors:
-            problem = _id_problem(field, detail) or problem_line(field, detail.split(" [type=")[0])
+            if "[type=extra_forbidden" in detail:
+                problem = names.unknown_field(tool, field)
+            else:
+                problem = _id_problem(field, detail) or problem_line(field, detail.split(" [type=")[0])
             if problem not in problems:
                 problems.append(problem)
         if problems:
-            block["text"] = f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Fix them and call again."
+            block["text"] = tools.invalid_arguments(tool, problems)

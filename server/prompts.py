@@ -108,7 +108,7 @@ def register(server: MCPServer[AppState]) -> None:
     @server.prompt(name="verify", description="The three checks before a plan is archived; reopen failures.")
     async def verify(ctx: Context, plan: str | None = None) -> str:
         state = app_state(ctx)
-        current = state.session(session_key(ctx.request_context.request)).current_plan
+        current = state.session(session_key(ctx.request_context)).current_plan
 
         def build() -> str:
             try:

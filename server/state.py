@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio.to_thread
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
@@ -114,11 +116,17 @@ class HeldSession:
         return None
 
 
-def session_key(request: Any) -> str:
-    """A stdio process is one session; over HTTP the mcp-session-id
-    header, else the authenticated client, else one shared default session."""
+def session_key(ctx: ServerRequestContext[Any, Any]) -> str:
+    """A stdio process is one session; over HTTP the mcp-session-id header (2025 streamable
+    HTTP) or the SSE session_id, else the authenticated client, else one shared default
+    session. A 2026-07-28 request is stateless: it has no session, whatever header or query
+    it carries, so it is the default session (a session id it names, a live 2025 session's
+    included, is not its to use), and never makes a session of its own."""
+    request = ctx.request
     if request is None:
         return PROCESS_SESSION
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return DEFAULT_SESSION
     headers: Mapping[str, str] | None = getattr(request, "headers", None)
     if headers is not None:
         sid = headers.get("mcp-session-id")

@@ -6,7 +6,8 @@ buffers a whole input line however long it is, and its dispatcher spawns one tas
 request without waiting for the answer to be written: a client that stops reading stdout
 makes the server keep every unanswered request and answer in memory. Here:
 - each line is framed and checked by stdio_frames: at most MAX_REQUEST_BYTES (as over
-  HTTP), and every line with an id is answered;
+  HTTP), and every request on a line is answered, with its id when it can be found (a line
+  that cannot be read costs its own answer, never the server or the answers before it);
 - at most MAX_IN_FLIGHT requests (MAX_IN_FLIGHT_BYTES of request text) are between being
   read and their answer being in the pipe; while that window is full stdin is not read, so
   a client that does not read blocks on its own writes instead of growing our memory.
@@ -43,7 +44,7 @@ from pydantic import ValidationError
 from . import sdk, stdio_ends
 from .http import MAX_REQUEST_BYTES
 from .stdio_ends import Chunk
-from .stdio_frames import Lines, Refused, RequestId, TooLong, diagnose
+from .stdio_frames import Lines, Refused, RequestId, TooLong, check_notification, diagnose, error
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -249,22 +250,37 @@ async def _handle(
         return
     if not line.strip():
         return  # a blank line (or a stray \r) is not a message
-    try:
-        message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValidationError:
-        found = diagnose(line)
-        if found is None:
-            return
-        if isinstance(found, Refused):
-            await answers.send(SessionMessage(found.answer))
-            return
-        message = found
+    found = _parse(line)
+    if found is None:
+        return
+    if isinstance(found, Refused):
+        for answer in found.answers:
+            await answers.send(SessionMessage(answer))
+        return
+    message = found
     metadata = None
     if isinstance(message, types.JSONRPCRequest):
         key = _key(message.id)
         await inflight.admit(key, len(line))
         metadata = ServerMessageMetadata(on_request_unanswered=partial(_settle_async, inflight, key))
     await requests.send(SessionMessage(message, metadata=metadata))
+
+
+def _parse(line: bytes) -> types.JSONRPCMessage | Refused | None:
+    """The message on `line`, or the errors that answer it, or None (nothing to answer)."""
+    try:
+        message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError:
+        pass
+    else:
+        if isinstance(message, types.JSONRPCNotification):
+            return check_notification(line) or message
+        return message
+    try:
+        return diagnose(line)
+    except Exception as e:  # a line we failed to read must cost its answer, never the server (nor earlier answers)
+        log.exception("could not read a line of input")
+        return Refused((error(None, types.INTERNAL_ERROR, f"Internal error: the line could not be read ({e})"),))
 
 
 async def _settle_async(inflight: InFlight, key: Key) -> None:

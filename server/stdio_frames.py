@@ -5,16 +5,21 @@ The SDK parses each line with pydantic's JSON parser, which refuses more than 20
 of nesting and any lone UTF-16 surrogate ("\\ud800" is valid JSON text); its stdio
 transport then hands the error to a dispatcher that only logs it, so the client waits
 forever. Here such a line gets a JSON-RPC error with the request's id when it can be found:
--32700 for text that is not UTF-8 or not JSON, -32600 for a line that is too long, too deep
-or not a JSON-RPC message, -32602 for a lone surrogate in the params."""
+-32700 for text that is not UTF-8 or not JSON (a number too long to read included, as over
+HTTP), -32600 for a line that is too long, too deep or not a JSON-RPC message (an id that is
+neither a string nor an integer: answered with id null), -32602 for a lone surrogate in the
+params. A line that is not one JSON value (two objects on one line) is not served: each
+request on it whose id can be found gets the error, so no client waits for an answer."""
 
 from __future__ import annotations
 
 import json
 import logging
 import re
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import mcp_types as types
 from pydantic import ValidationError
@@ -39,7 +44,7 @@ class TooLong:
     length: int
 
     def answer(self) -> types.JSONRPCError:
-        request_id = outline(self.start.decode("utf-8", "replace"))[1]
+        request_id = outline(self.start.decode("utf-8", "replace")).first_id
         return error(
             request_id,
             types.INVALID_REQUEST,
@@ -88,9 +93,9 @@ class Lines:
 
 @dataclass(frozen=True)
 class Refused:
-    """A line that cannot be served, and the error that answers it."""
+    """A line that cannot be served, and the errors that answer it (one per request on it)."""
 
-    answer: types.JSONRPCError
+    answers: tuple[types.JSONRPCError, ...]
 
 
 def error(request_id: RequestId | None, code: int, message: str) -> types.JSONRPCError:
@@ -122,39 +127,75 @@ _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
-def outline(text: str) -> tuple[int, RequestId | None]:
-    """How deep `text` nests, and the id of its top-level object if it has one, without
-    parsing it (it may be too deep, broken or cut short)."""
-    depth = deepest = 0
-    request_id: RequestId | None = None
+@dataclass
+class Outline:
+    """What can be told of a line without parsing it (it may be too deep, broken or cut short)."""
+
+    depth: int = 0  # the deepest nesting of objects and arrays
+    # The id of each top-level object that has one, in order; None for an id that is not a
+    # string or an integer, or an integer too long to read.
+    ids: list[RequestId | None] = field(default_factory=list)
+    longest_integer: int = 0  # digits
+
+    @property
+    def first_id(self) -> RequestId | None:
+        return self.ids[0] if self.ids else None
+
+
+def _id_value(token: str) -> RequestId | None:
+    if token.startswith('"'):
+        value = json.loads(token)
+        return value if isinstance(value, str) else None
+    if _INTEGER.fullmatch(token) and not _too_long(token):
+        return int(token)
+    return None
+
+
+def _too_long(integer: str) -> bool:
+    """More digits than Python (and so json and pydantic) will read as an integer."""
+    limit = sys.get_int_max_str_digits()
+    return limit > 0 and len(integer.lstrip("-")) > limit
+
+
+_NO_ID = object()  # the top-level object being read has no "id" member (yet)
+
+
+def outline(text: str) -> Outline:
+    found = Outline()
+    depth = 0
     previous = ""
     stage = 0  # 1: the top-level key "id" was read, 2: and its colon
+    object_id: object = _NO_ID  # the id of the top-level object being read (the last one, as json reads it)
     for match in _TOKENS.finditer(text):
         token = match.group()
+        if token == '"':
+            break  # the rest cannot be read reliably
+        if stage == 2:
+            object_id, stage = _id_value(token), 0
         if token in ("{", "["):
             depth += 1
-            deepest = max(deepest, depth)
+            found.depth = max(found.depth, depth)
         elif token in ("}", "]"):
             depth -= 1
-        elif token == '"':
-            break  # the rest cannot be read reliably
+            if depth == 0 and object_id is not _NO_ID:
+                found.ids.append(cast(RequestId | None, object_id))
+                object_id = _NO_ID
         elif depth == 1 and stage == 0 and previous in ("{", ",") and token == '"id"':
             stage = 1
-        elif stage == 1 and token == ":":
-            stage = 2
-        elif stage == 2 and depth == 1:
-            if token.startswith('"'):
-                request_id = json.loads(token)
-            elif _INTEGER.fullmatch(token):
-                request_id = int(token)
-        if stage == 2 and token != ":":
-            stage = 0
+        elif stage == 1:
+            stage = 2 if token == ":" else 0
+        elif _INTEGER.fullmatch(token):
+            found.longest_integer = max(found.longest_integer, len(token.lstrip("-")))
         previous = token
-    return deepest, request_id
+    if object_id is not _NO_ID:  # an object cut short
+        found.ids.append(cast(RequestId | None, object_id))
+    return found
 
 
-def _refuse(request_id: RequestId | None, code: int, message: str) -> Refused:
-    return Refused(error(request_id, code, message))
+def _refuse(request_ids: list[RequestId | None], code: int, message: str) -> Refused:
+    """One error for each request (None: a request whose id cannot be read), or one with
+    id null when the line holds none that can be found."""
+    return Refused(tuple(error(request_id, code, message) for request_id in request_ids or [None]))
 
 
 def _no_constants(name: str) -> object:
@@ -162,29 +203,44 @@ def _no_constants(name: str) -> object:
 
 
 def diagnose(line: bytes) -> types.JSONRPCMessage | Refused | None:
-    """For a line the SDK's parser refused: the error to answer, or the message itself if
+    """For a line the SDK's parser refused: the errors to answer, or the message itself if
     only that parser minds it, or None for a malformed response (there is nothing to answer)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
-        request_id = outline(line.decode("utf-8", "replace"))[1]
-        return _refuse(request_id, types.PARSE_ERROR, f"Parse error: the line is not UTF-8 text (byte {e.start})")
-    depth, request_id = outline(text)
-    if depth > MAX_NESTING:
+        ids = outline(line.decode("utf-8", "replace")).ids
+        return _refuse(ids, types.PARSE_ERROR, f"Parse error: the line is not UTF-8 text (byte {e.start})")
+    shape = outline(text)
+    if shape.depth > MAX_NESTING:
         return _refuse(
-            request_id,
+            shape.ids,
             types.INVALID_REQUEST,
-            f"Invalid request: the message nests {depth} levels of objects and arrays; "
+            f"Invalid request: the message nests {shape.depth} levels of objects and arrays; "
             f"at most {MAX_NESTING} are accepted",
         )
+    if _too_long("1" * shape.longest_integer):
+        limit = sys.get_int_max_str_digits()
+        reason = f"Parse error: a number of {shape.longest_integer} digits; at most {limit} digits can be read"
+        return _refuse(shape.ids, types.PARSE_ERROR, reason)
     try:
         data = json.loads(text, parse_constant=_no_constants)
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data":
+            reason = (
+                f"Parse error: more than one JSON value on the line (the next at character {e.pos}); one message a line"
+            )
+            return _refuse(shape.ids, types.PARSE_ERROR, reason)
+        return _refuse(shape.ids, types.PARSE_ERROR, f"Parse error: {e}")
     except ValueError as e:
-        return _refuse(request_id, types.PARSE_ERROR, f"Parse error: {e}")
+        return _refuse(shape.ids, types.PARSE_ERROR, f"Parse error: {e}")
+    return _check_message(data)
+
+
+def _check_message(data: object) -> types.JSONRPCMessage | Refused | None:
     if not isinstance(data, dict):
-        return _refuse(None, types.INVALID_REQUEST, "Invalid request: a message is one JSON object (no batches)")
+        return _refuse([], types.INVALID_REQUEST, "Invalid request: a message is one JSON object (no batches)")
     raw_id = data.get("id")
-    request_id = raw_id if isinstance(raw_id, int | str) and not isinstance(raw_id, bool) else None
+    request_id = raw_id if _is_request_id(raw_id) else None
     for part, code, what in (
         (data.get("params"), types.INVALID_PARAMS, "Invalid params"),
         (data, types.INVALID_REQUEST, "Invalid request"),
@@ -194,7 +250,9 @@ def diagnose(line: bytes) -> types.JSONRPCMessage | Refused | None:
         except UnicodeEncodeError as e:
             char = f"\\u{ord(e.object[e.start]):04x}"
             reason = f"{what}: a string holds {char}, a lone UTF-16 surrogate, which is not a Unicode character"
-            return _refuse(request_id, code, reason)
+            return _refuse([request_id], code, reason)
+    if (refused := refuse_bad_id(data)) is not None:
+        return refused
     try:
         return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError as e:
@@ -202,4 +260,29 @@ def diagnose(line: bytes) -> types.JSONRPCMessage | Refused | None:
             log.warning("dropped a malformed response from the client (id %r)", raw_id)
             return None
         reason = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'message'}: {err['msg']}" for err in e.errors()[:3])
-        return _refuse(request_id, types.INVALID_REQUEST, f"Invalid request: not a JSON-RPC 2.0 message ({reason})")
+        return _refuse([request_id], types.INVALID_REQUEST, f"Invalid request: not a JSON-RPC 2.0 message ({reason})")
+
+
+def _is_request_id(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
+def refuse_bad_id(data: dict[str, Any]) -> Refused | None:
+    """A request (it has a method) whose id is neither a string nor an integer: JSON-RPC's
+    Invalid Request, answered with id null (it cannot be echoed). The SDK's parser takes it
+    for a notification, which gets no answer, so the client would wait forever."""
+    if "method" not in data or "id" not in data or _is_request_id(data["id"]):
+        return None
+    sent = json.dumps(data["id"], separators=(",", ":"))
+    shown = sent if len(sent) <= 40 else sent[:40] + "…"
+    return _refuse([None], types.INVALID_REQUEST, f"Invalid request: an id is a string or an integer, not {shown}")
+
+
+def check_notification(line: bytes) -> Refused | None:
+    """A line the SDK's parser read as a notification: refused if it is a request whose id
+    that parser dropped (see refuse_bad_id)."""
+    try:
+        data = json.loads(line, parse_constant=_no_constants)
+    except ValueError:
+        return None  # the SDK's parser read it: nothing ours to say
+    return refuse_bad_id(data) if isinstance(data, dict) else None

@@ -4,17 +4,19 @@ Core refusals (PlanningError) become tool errors with the core's message, here
 in `_answer` and nowhere else.
 """
 
+import difflib
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
-from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus
+from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus, problem_line
 from planning_core.outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -48,7 +50,7 @@ async def _answer(
     ctx: Context, call: Callable[[Actions, Session], Outcome[Any]], *, inline: bool = False
 ) -> CallToolResult:
     state = app_state(ctx)
-    session = state.session(session_key(ctx.request_context.request))
+    session = state.session(session_key(ctx.request_context))
     try:
         if inline:
             # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that
@@ -64,6 +66,83 @@ async def _answer(
         content=[TextContent(type="text", text=outcome.text)],
         structured_content=outcome.structured(),
     )
+
+
+def invalid_arguments(tool: str, problems: list[str]) -> str:
+    """The one text of every refusal of a tool's arguments, one problem a field."""
+    return f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Fix them and call again."
+
+
+class ArgumentNames:
+    """Refuses a tool call that names an argument the tool does not take, before it runs, with
+    the nearest name the tool does take: the SDK ignores unknown arguments, so a misspelled
+    `stauts` made TaskUpdate answer "nothing changed" and a misspelled `ownr` claimed a task
+    for nobody. Checked here rather than by `additionalProperties: false` in each input
+    schema, which would cost tools/list about 30 characters a tool. (Inside a task of
+    PlanCreate or an item of todo, pydantic refuses unknown fields; `unknown_field` adds the
+    nearest name to its answer.)"""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, dict[str, Any]] = {}
+
+    def read(self, server: MCPServer[Any]) -> None:
+        """Once every tool is registered (and its schema compacted)."""
+        self._schemas = {tool.name: tool.parameters for tool in sdk.registered_tools(server)}
+
+    def problems(self, tool: str, arguments: Any) -> list[str]:
+        """One line for each unknown argument, and for each required one missing that no
+        unknown one seems meant for (so one answer says all that is wrong)."""
+        schema = self._schemas.get(tool)
+        if schema is None or not isinstance(arguments, dict):
+            return []  # the SDK answers an unknown tool or arguments that are not an object
+        names = list(schema.get("properties", {}))
+        unknown = [key for key in arguments if key not in names]
+        if not unknown:
+            return []
+        meant = {key: _nearest(key, names) for key in unknown}
+        problems = [_unknown_line(key, "argument", meant[key], names) for key in unknown]
+        guessed = set(meant.values())
+        required = schema.get("required", [])
+        problems += [
+            problem_line(name, "Field required") for name in required if name not in arguments and name not in guessed
+        ]
+        return problems
+
+    def unknown_field(self, tool: str, where: str) -> str:
+        """The problem line for a field pydantic refused as unknown inside an argument, e.g.
+        `tasks.0.descripton`: the names known at that place, from the tool's schema."""
+        node: Any = self._schemas.get(tool, {})
+        *path, key = where.split(".")
+        for part in path:
+            node = node.get("items", {}) if part.isdigit() else node.get("properties", {}).get(part, {})
+        names = list(node.get("properties", {}))
+        return _unknown_line(where, "field", _nearest(key, names), names)
+
+    async def refuse_unknown(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Middleware: the refusal is a tool error, like any other refusal of arguments."""
+        if ctx.method == "tools/call":
+            params = ctx.params or {}
+            tool = str(params.get("name"))
+            problems = self.problems(tool, params.get("arguments"))
+            if problems:
+                refusal = CallToolResult(
+                    content=[TextContent(type="text", text=invalid_arguments(tool, problems))], is_error=True
+                )
+                return refusal.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return await call_next(ctx)
+
+
+def _unknown_line(where: str, what: str, nearest: str | None, names: list[str]) -> str:
+    if nearest:
+        return problem_line(where, f"unknown {what} (did you mean {nearest}?)")
+    return problem_line(where, f"unknown {what} (known: {', '.join(names)})" if names else f"unknown {what}")
+
+
+def _nearest(key: str, names: list[str]) -> str | None:
+    """The known name `key` most likely misspells (case and underscores aside: task_id -> taskId)."""
+    folded = {name.lower().replace("_", ""): name for name in names}
+    found = difflib.get_close_matches(key.lower().replace("_", ""), list(folded), n=1)
+    return folded[found[0]] if found else None
 
 
 def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:

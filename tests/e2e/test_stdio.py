@@ -104,6 +104,24 @@ async def test_console_script_serves_stdio(store_url: str, tmp_path: Path) -> No
     assert SEED_SUMMARY in (tmp_path / "b.stderr").read_text(encoding="utf-8")
 
 
+async def test_a_misspelled_argument_is_refused_and_changes_nothing(store_url: str, tmp_path: Path) -> None:
+    """`stauts` was ignored: "Updated task #1 (nothing changed)"; `ownr` claimed a task for nobody."""
+    with anyio.fail_after(60):
+        async with connect(stdio_params(store_url, tmp_path), tmp_path / "a.stderr", "auto") as client:
+            assert not (await client.call_tool("PlanCreate", plan_create_args(CHAIN))).is_error
+            for misspelled, meant in (
+                ({"stauts": "completed"}, "status"),
+                ({"status": "in_progress", "ownr": "bob"}, "owner"),
+            ):
+                r = await client.call_tool("TaskUpdate", {"taskId": 1, **misspelled})
+                assert r.is_error
+                wrong = next(key for key in misspelled if key != "status")
+                assert f"{wrong}: unknown argument (did you mean {meant}?)" in text_of(r), text_of(r)
+            task = text_of(await client.call_tool("TaskGet", {"taskId": 1}))
+            assert "Status: pending" in task.splitlines(), task
+            assert "bob" not in task
+
+
 def test_stdout_carries_only_protocol(tmp_path: Path) -> None:
     """Raw JSON-RPC over the pipes: every byte on stdout is a JSON-RPC message (the raw
     client fails on any other line); logs go to stderr."""

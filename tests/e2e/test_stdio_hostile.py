@@ -6,6 +6,7 @@ makes the server stop reading stdin instead of growing without bound."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -115,6 +116,65 @@ def test_lines_that_are_not_requests_are_answered(wire: RawStdio, line: bytes, r
     wire.send(line + b"\n")
     answer = wire.answer(request_id)
     assert answer["error"]["code"] == code, answer
+    wire.assert_serving()
+
+
+def answers(wire: RawStdio, count: int) -> list[dict[str, Any]]:
+    """The next `count` answers, in the order written (a refusal is written as soon as its
+    line is read, so it may overtake the answer to a request sent before it)."""
+    found = []
+    while len(found) < count:
+        message = wire.message()
+        if "id" in message:
+            found.append(message)
+    return found
+
+
+def test_an_id_too_long_to_read_is_a_parse_error_and_the_server_goes_on(wire: RawStdio) -> None:
+    """Python reads at most 4,300 digits as an integer: such an id killed the server, with
+    the answers to the requests read before it. As over HTTP: -32700, id null."""
+    digits = sys.get_int_max_str_digits() + 700
+    wire.send(
+        call_line(30, "{}")
+        + b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % (b"9" * digits)
+        + call_line(31, '{"limit":%s}' % ("9" * digits))  # the number elsewhere: its request's id
+        + call_line(32, "{}")
+    )
+    by_id = {answer["id"]: answer for answer in answers(wire, 4)}
+    assert set(by_id) == {30, None, 31, 32}
+    assert "result" in by_id[30] and "result" in by_id[32]
+    for refused in (by_id[None], by_id[31]):
+        assert refused["error"]["code"] == PARSE_ERROR
+        assert f"a number of {digits} digits" in refused["error"]["message"]
+    wire.assert_serving()
+
+
+@pytest.mark.parametrize("bad_id", ["1.5", "1.0", "true", "null", "{}", "[]", '{"id":1}'])
+def test_an_id_that_is_not_a_string_or_an_integer_is_an_invalid_request(wire: RawStdio, bad_id: str) -> None:
+    """JSON-RPC: a request whose id cannot be used is an Invalid Request answered with id
+    null. The SDK's parser took these for notifications: no answer at all."""
+    wire.send(b'{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"TaskList"}}\n' % bad_id.encode())
+    answer = wire.answer(None)
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert f"an id is a string or an integer, not {bad_id}" in answer["error"]["message"]
+    wire.assert_serving()
+
+
+def test_two_messages_on_one_line_each_get_an_answer_and_neither_runs(wire: RawStdio) -> None:
+    """A line is one message: two objects on one line are not JSON text, so neither is run,
+    and each request on it is told (only the last one was, and the other client waited)."""
+    plan = {"title": "Glued", "analysis": "a", "approach": "b", "name": "glued-together"}
+    create = {"jsonrpc": "2.0", "id": 40, "method": "tools/call", "params": {"name": "PlanCreate", "arguments": plan}}
+    ping = {"jsonrpc": "2.0", "id": "41", "method": "ping"}
+    notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    wire.send(f"{json.dumps(create)}{json.dumps(ping)} {json.dumps(notice)}\n".encode())
+    got = answers(wire, 2)
+    assert [answer["id"] for answer in got] == [40, "41"]
+    for answer in got:
+        assert answer["error"]["code"] == PARSE_ERROR
+        assert "more than one JSON value on the line" in answer["error"]["message"]
+    listed = wire.call("PlanList", {"includeDone": True}, rid="plans")
+    assert "glued-together" not in json.dumps(listed)
     wire.assert_serving()
 
 
