@@ -31,6 +31,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import DatabaseBusy, DatabaseLost, DatabaseRefused, DatabaseUnreachable, StorageError
+from ...store import DatabaseUrl
 
 Conn = psycopg.Connection[TupleRow]
 T = TypeVar("T")
@@ -84,10 +85,9 @@ class Database:
             params = conninfo_to_dict(url)
         except psycopg.ProgrammingError as e:
             raise StorageError("the database URL", reason_of(e, None)) from None
-        self.password = str(params["password"]) if params.get("password") else None
-        host = str(params.get("host") or "localhost")
-        dbname = params.get("dbname") or params.get("user") or "(default)"
-        self.where = f"{dbname} on {host}:{params.get('port') or 5432}"
+        parsed = DatabaseUrl.parse(url)
+        self.password = parsed.secret
+        self.where = parsed.where
         self.kwargs = {k: v for k, v in CONNECT_DEFAULTS.items() if k not in params}
         self._pool: ConnectionPool[Conn] | None = None
         self._lock = threading.Lock()
