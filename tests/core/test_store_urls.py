@@ -20,8 +20,14 @@ from planning_core.stores.postgres import PostgresStore
         ("postgres://planner:s3cret@db/plans?PASSWORD=s3cret", "postgres://planner:***@db/plans?PASSWORD=***"),
         ("postgresql://planner@db/plans", "postgresql://planner@db/plans"),
         ("postgresql://planner:s3cret@h1:5432,h2:5433/plans", "postgresql://planner:***@h1:5432,h2:5433/plans"),
-        ("postgresql://planner@db:70000/plans?sslpassword=s3cret", "postgresql://planner@db:70000/plans?sslpassword=***"),
-        ("postgresql://u:s3cret@[::1]:5432/plans?sslmode=verify-full", "postgresql://u:***@[::1]:5432/plans?sslmode=verify-full"),
+        (
+            "postgresql://planner@db:70000/plans?sslpassword=s3cret",
+            "postgresql://planner@db:70000/plans?sslpassword=***",
+        ),
+        (
+            "postgresql://u:s3cret@[::1]:5432/plans?sslmode=verify-full",
+            "postgresql://u:***@[::1]:5432/plans?sslmode=verify-full",
+        ),
     ],
 )
 def test_redact_hides_every_password(url: str, shown: str) -> None:
