@@ -1,4 +1,4 @@
-"""How a peer's list time depends on what its tasks hold (issue 11: two runs disagreed
+"""How a peer's list time depends on what its tasks hold (two earlier runs disagreed
 about the peers by 4-10x). Each peer, from empty, is filled through its own create tool
 with N tasks three ways, then its whole list is timed (each call followed by an echo):
 

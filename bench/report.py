@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bench.config import Config
-from bench.issue11 import Issue11Result
 from bench.mdtable import ms, table
 from bench.measure import Series, above, median, p95
 from bench.peers_run import PeerResult
-from bench.report_issue11 import issue11_section, profile_section
 from bench.report_peers import peers_section
+from bench.report_targets import HISTORY_NOTE, floors_section
 from bench.servers import CLIENT_MODE
+from bench.service import ServiceResult
 from bench.shared_writers import WriterResult
 from bench.workloads import OP_ORDER, PAGE_FLOOR, WRITE_FILES, WRITE_OPS, SizeResult
 
@@ -32,7 +32,7 @@ class Report:
     peers: list[PeerResult] = field(default_factory=list)
     ours_two: WriterResult | None = None
     disk: dict[str, Series] = field(default_factory=dict)  # durable-write floor, no MCP
-    issue11: Issue11Result | None = None
+    service: ServiceResult | None = None
     pg: SizeResult | None = None  # the main size again, over --store postgresql://…
     ours_peer: PeerResult | None = None  # ours filled through TaskCreate, run as a peer is
     elapsed: float = 0.0
@@ -75,7 +75,7 @@ class Report:
         ]
         if self.peers:
             out += peers_section(self)
-        out += profile_section()
+        out.append(HISTORY_NOTE)
         return "\n".join(self._head()) + "\n".join(out) + "\n"
 
     def _head(self) -> list[str]:
@@ -96,7 +96,7 @@ class Report:
                 ["target", "measured", "status"], [[t, m, "met" if ok else "MISSED"] for t, m, ok in self._targets()]
             ),
             "\n\n",
-            *issue11_section(self),
+            *floors_section(self),
             "\n\n",
         ]
         if self.quick:

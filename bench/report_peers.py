@@ -4,7 +4,6 @@ same tasks, the same calls timed, each list figure with its answer's size beside
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.mdtable import ms, table
@@ -13,10 +12,6 @@ from bench.peers_run import PeerResult
 
 if TYPE_CHECKING:
     from bench.report import Report
-
-# The hand-written account of why two earlier runs disagreed about the peers (issue 11),
-# with the measurements of `python -m bench.peers_fill`; included verbatim.
-HISTORY = Path(__file__).resolve().parent / "peers_history.md"
 
 
 def _cell(p: PeerResult, f: Callable[[PeerResult], str]) -> str:
@@ -114,6 +109,4 @@ def peers_section(r: Report) -> list[str]:
             f"an activeForm each): {ms(lt.med)} ms ({lt.ratio:.2f}) · "
             f"{(o.list_text or 0) + (o.list_structured or 0):,} chars."
         )
-    if HISTORY.is_file():
-        out.append("\n\n" + HISTORY.read_text().rstrip())
     return out

@@ -19,10 +19,10 @@ Writes BENCHMARKS.md (or --out PATH) and prints the same tables to stdout.
 
 This module is the CLI and the order of the run; the pieces live beside it:
 config (how much work), servers (starting and reaching them), measure (series and the
-floor), workloads (our server's runs), issue11 (PlanList over 10 plans, change notices,
+floor), workloads (our server's runs), service (PlanList over 10 plans, change notices,
 idle CPU), pgcluster (the throwaway PostgreSQL for the PostgreSQL column), shared_writers,
-peers_run, machine, report (+ report_issue11, report_peers, mdtable; the hand-written
-profile bench/profile_issue11.md is included verbatim).
+peers_run, machine, report (+ report_targets, report_peers, mdtable; the history of how the
+figures moved is hand-written in docs/history.md).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.config import FULL, QUICK, Config  # noqa: E402
-from bench.issue11 import run_issue11  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from bench.measure import Floor, Series  # noqa: E402
 from bench.peers.peers import PEERS, tools_list_size  # noqa: E402
@@ -52,6 +51,7 @@ from bench.peers_run import PeerResult, ours_filled, ours_two_writers, run_peer 
 from bench.pgcluster import throwaway_database  # noqa: E402
 from bench.report import Report  # noqa: E402
 from bench.servers import connect, echo_params, find_pid, ours_params, vm_kb  # noqa: E402
+from bench.service import run_service  # noqa: E402
 from bench.shared_writers import shared_writers  # noqa: E402
 from bench.workloads import OP_ORDER, WRITE_FILES, durable_write_floor, run_size, startup  # noqa: E402
 
@@ -109,8 +109,8 @@ async def main_async(args: argparse.Namespace) -> Report:
                 tools = report.sizes[cfg.sizes[0]].tools
                 report.tools, report.tools_chars = len(tools), tools_list_size(tools)
 
-                say(f"[bench] issue 11: PlanList over 10 plans, change notices, idle CPU ({cfg.idle_seconds:.0f} s)")
-                report.issue11 = await run_issue11(cfg.calls, cfg.idle_seconds, cfg.notice_writes, floor, tmp, log)
+                say(f"[bench] service: PlanList over 10 plans, change notices, idle CPU ({cfg.idle_seconds:.0f} s)")
+                report.service = await run_service(cfg.calls, cfg.idle_seconds, cfg.notice_writes, floor, tmp, log)
 
                 if not args.no_pg:
                     n = report.main_n

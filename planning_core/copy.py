@@ -5,8 +5,13 @@ Each plan is copied whole or not at all, and is never overwritten: a plan whose 
 free in the target is copied; one stored there exactly so is left alone (so a second run
 changes nothing); one whose name is taken by a different plan (other tasks, another
 high-water mark, or active on one side and archived on the other) is refused and the
-target's plan stays as it was. The copy goes on with the next plan either way, so one
-refusal does not hide the others.
+target's plan stays as it was. A plan the source cannot read, or the target cannot keep
+as it is (a task document PostgreSQL cannot hold as text, a name that is not a plan
+name), is not copied, and its reason is said; what the source holds of a plan but could
+not read (a FIFO or symlink where a task file should be, task_07.json, a file past the
+plan's bound) is named on that plan's line. The copy goes on with the next plan in every
+case, so one plan never hides the others; only a store that cannot be reached at all
+stops it.
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .errors import PlanExists, PlanningError
-from .store import Copyable, PlanStore
+from .errors import DatabaseUnreachable, PlanExists, PlanningError
+from .store import Copyable, PlanRecord, PlanStore
 
 
 class CopyOutcome(Enum):
     COPIED = "copied"
     IDENTICAL = "unchanged"
     REFUSED = "refused"
+    NOT_COPIED = "not copied"  # the target cannot keep it as it is
+    UNREADABLE = "not read"  # the source cannot read it
 
 
 _OUTCOME_TEXT = {
@@ -30,6 +37,8 @@ _OUTCOME_TEXT = {
     CopyOutcome.IDENTICAL: "already there, identical: left as it is",
     CopyOutcome.REFUSED: "REFUSED: a different plan of this name is in the target; it was left as it is "
     "(rename or archive one of the two, then copy again)",
+    CopyOutcome.NOT_COPIED: "NOT COPIED",
+    CopyOutcome.UNREADABLE: "NOT READ from the source, nothing copied",
 }
 
 
@@ -46,11 +55,30 @@ class PlanCopy:
     archived: bool
     tasks: int
     outcome: CopyOutcome
+    reason: str = ""  # why it was not copied or not read
+    left_behind: tuple[str, ...] = ()  # "entry: reason" for what the source could not read
+
+    @property
+    def whole(self) -> bool:
+        """Is this plan in the target as the source holds it?"""
+        return self.outcome in (CopyOutcome.COPIED, CopyOutcome.IDENTICAL) and not self.left_behind
 
     def line(self) -> str:
-        state = "archived" if self.archived else "active"
-        noun = "task" if self.tasks == 1 else "tasks"
-        return f"{self.name} ({state}, {self.tasks} {noun}): {_OUTCOME_TEXT[self.outcome]}"
+        if self.outcome is CopyOutcome.UNREADABLE:
+            head = self.name
+        else:
+            state = "archived" if self.archived else "active"
+            noun = "task" if self.tasks == 1 else "tasks"
+            head = f"{self.name} ({state}, {self.tasks} {noun})"
+        text = f"{head}: {_OUTCOME_TEXT[self.outcome]}"
+        if self.reason:
+            text += f": {self.reason}"
+        if self.left_behind:
+            noun = "entry" if len(self.left_behind) == 1 else "entries"
+            text += f"; LEFT BEHIND {len(self.left_behind)} {noun} the source cannot read: " + "; ".join(
+                self.left_behind
+            )
+        return text
 
 
 @dataclass
@@ -74,32 +102,68 @@ class CopyReport:
     def refused(self) -> list[str]:
         return self._named(CopyOutcome.REFUSED)
 
+    @property
+    def not_copied(self) -> list[str]:
+        return self._named(CopyOutcome.NOT_COPIED)
+
+    @property
+    def unreadable(self) -> list[str]:
+        return self._named(CopyOutcome.UNREADABLE)
+
+    @property
+    def incomplete(self) -> list[str]:
+        """Plans in the target without some of what the source holds of them."""
+        return [p.name for p in self.plans if p.left_behind and p.outcome is not CopyOutcome.UNREADABLE]
+
+    @property
+    def complete(self) -> bool:
+        """Every plan of the source is in the target, whole."""
+        return all(p.whole for p in self.plans)
+
     def summary(self) -> str:
         counts = f"{len(self.copied)} copied, {len(self.identical)} already identical, {len(self.refused)} refused"
+        failed = ((self.not_copied, "not copied"), (self.unreadable, "not read from the source"))
+        counts += "".join(f", {len(names)} {what}" for names, what in failed if names)
         noun = "plan" if len(self.plans) == 1 else "plans"
         line = f"{len(self.plans)} {noun} from {self.source} to {self.target}: {counts}"
         if self.refused:
             line += f"; refused, the target's own left as they are: {', '.join(self.refused)}"
+        for names, what in (*failed, (self.incomplete, "copied without entries the source cannot read")):
+            if names:
+                line += f"; {what}: {', '.join(names)}"
         return line
 
 
 def copy_plans(src: PlanStore, dst: PlanStore, on_plan: Callable[[PlanCopy], None] | None = None) -> CopyReport:
     """Copy every plan of `src` (active and archived, oldest first) into `dst`.
     `on_plan` hears each plan as it is done (the CLI prints it at once). Raises
-    NotCopyable before anything is read when either store cannot copy; a store error
-    stops the copy (the plans done so far stay done, each whole)."""
+    NotCopyable before anything is read when either store cannot copy. A plan that cannot
+    be read or stored is reported and the copy goes on; a store that cannot be reached
+    stops it (the plans done so far stay done, each whole)."""
     for role, store in (("source", src), ("target", dst)):
         if not isinstance(store, Copyable):
             raise NotCopyable(role, store.describe())
     assert isinstance(src, Copyable) and isinstance(dst, Copyable)  # for the type checker
     report = CopyReport(source=src.describe(), target=dst.describe())
     for record in src.export_plans():
-        try:
-            outcome = CopyOutcome.COPIED if dst.import_plan(record) else CopyOutcome.IDENTICAL
-        except PlanExists:
-            outcome = CopyOutcome.REFUSED
-        done = PlanCopy(record.name, record.archived, len(record.tasks), outcome)
+        done = _copy_one(dst, record)
         report.plans.append(done)
         if on_plan is not None:
             on_plan(done)
     return report
+
+
+def _copy_one(dst: Copyable, record: PlanRecord) -> PlanCopy:
+    reason = ""
+    if record.unreadable is not None:
+        outcome, reason = CopyOutcome.UNREADABLE, record.unreadable
+    else:
+        try:
+            outcome = CopyOutcome.COPIED if dst.import_plan(record) else CopyOutcome.IDENTICAL
+        except PlanExists:
+            outcome = CopyOutcome.REFUSED
+        except DatabaseUnreachable:
+            raise  # the target as a whole: every later plan would wait as long
+        except PlanningError as e:
+            outcome, reason = CopyOutcome.NOT_COPIED, str(e)
+    return PlanCopy(record.name, record.archived, len(record.tasks), outcome, reason, record.left_behind)

@@ -209,6 +209,16 @@ class StorageError(PlanningError):
         )
 
 
+class PlanNotStorable(PlanningError):
+    """A copied plan the target cannot keep as it is: refused whole, nothing written."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(
+            f"The plan {name} cannot be stored in the target as it is: {reason}. Nothing of it was "
+            "written; fix that in the source, then copy again."
+        )
+
+
 class PlanUnreadable(StorageError):
     def __init__(self, name: str, reason: str) -> None:
         PlanningError.__init__(
@@ -246,6 +256,19 @@ class DatabaseUnreachable(StorageError):
             self,
             f"Cannot reach the PostgreSQL database {where}: {reason}. Nothing was changed; check that "
             "the database server is running and reachable and that the store URL is right, then try again.",
+        )
+
+
+class DatabaseAtLimit(DatabaseUnreachable):
+    """The database refuses more connections (a role's, a database's or the server's
+    limit): nothing was sent, nothing changed."""
+
+    def __init__(self, where: str, reason: str, needed: int) -> None:
+        PlanningError.__init__(
+            self,
+            f"The PostgreSQL database {where} refuses more connections: {reason}. Nothing was changed; try "
+            f"again in a moment. A planning-mcp server opens up to {needed} connections; raise the limit of the "
+            "store's role (ALTER ROLE ... CONNECTION LIMIT) or the server's max_connections to fit every server.",
         )
 
 

@@ -140,9 +140,11 @@ class Task(_Camel):
         containers need copying."""
         c = Task.__new__(Task)
         fields = dict(self.__dict__)
-        fields["blocked_by"] = list(self.blocked_by)
-        fields["blocks"] = list(self.blocks)
-        fields["metadata"] = copy.deepcopy(self.metadata) if self.metadata else {}
+        for name, value in fields.items():  # every container field, whatever fields the model grows
+            if type(value) is list:
+                fields[name] = list(value)  # lists of ids: flat
+            elif type(value) is dict:
+                fields[name] = copy.deepcopy(value) if value else {}
         object.__setattr__(c, "__dict__", fields)
         object.__setattr__(c, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
         extra = self.__pydantic_extra__

@@ -1,4 +1,4 @@
-"""Per-session state and the reminder policy (contract §4).
+"""Per-session state and the reminder policy (after 5 quiet rounds for a plan, 3 for the todo list).
 
 A round is one tool call answered for a session, refused calls included. The
 call that changes the plan (or the todo list) is round 0; a reminder is due on

@@ -191,12 +191,26 @@ class PlanRecord:
     plan_md: str
     high_water: int  # the highest id ever issued (ids are never reused)
     tasks: dict[int, bytes] = field(default_factory=dict)  # id -> the stored JSON document, as is
+    # What the source holds of this plan but could not put in the record, one "entry:
+    # reason" each (a FIFO where a task file should be): said, never dropped silently.
+    left_behind: tuple[str, ...] = field(default=(), compare=False)
+    # Set when the plan could not be read at all: why. The record then holds nothing to copy.
+    unreadable: str | None = None
+
+
+# The most task-document bytes one plan's record holds in memory: a copy's memory is
+# bounded by this, whatever its files claim to hold (twelve sparse 60 MB files once took a
+# copy to 825 MiB). Real plans are far below (a task file the server writes is < 300 KB).
+MAX_COPIED_PLAN_BYTES = 64 * 1024 * 1024
 
 
 @runtime_checkable
 class Copyable(Protocol):
     def export_plans(self) -> Iterator[PlanRecord]:
-        """Every plan, active and archived, oldest first."""
+        """Every plan, active and archived, oldest first. A plan that cannot be read is
+        yielded with `unreadable` set (the others still follow); what could not be put in
+        a record is named in its `left_behind`. At most MAX_COPIED_PLAN_BYTES of task
+        documents per record."""
         ...
 
     def import_plan(self, record: PlanRecord) -> bool:

@@ -248,7 +248,7 @@ def _record_handover(task: Task, new_owner: str, now: dt.datetime) -> None:
     task.metadata = rest
 
 
-_TRACKED = (
+TRACKED = (
     "subject",
     "description",
     "active_form",
@@ -260,12 +260,10 @@ _TRACKED = (
     "lease_seconds",
     "lease_expires_at",
 )
-_FIELD_NAMES = {
-    "active_form": "activeForm",
-    "blocked_by": "blockedBy",
-    "lease_seconds": "leaseSeconds",
-    "lease_expires_at": "leaseExpiresAt",
-}
+# Every field of a task a TaskUpdate may change, in the order its answer names them: all of
+# Task's fields but its identity and timestamps (tests/core/test_one_rule.py checks that).
+UNTRACKED = ("id", "created_at", "updated_at")
+_FIELD_NAMES = {f: Task.model_fields[f].alias or f for f in TRACKED}
 
 
 def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
@@ -279,4 +277,4 @@ def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
 
 
 def changed_fields(before: Task, after: Task) -> list[str]:
-    return [_FIELD_NAMES.get(f, f) for f in _TRACKED if getattr(before, f) != getattr(after, f)]
+    return [_FIELD_NAMES.get(f, f) for f in TRACKED if getattr(before, f) != getattr(after, f)]

@@ -2,10 +2,13 @@
 store into another (files <-> PostgreSQL, or files -> files), through
 planning_core.copy. One line per plan and a summary line on stdout.
 
-Exit codes: 0 every plan is in the target (copied now or already identical); 2 a plan
-was refused (a different plan of that name is in the target), or a store cannot be
-used (a source folder that does not exist, a database that does not answer, a store
-that cannot copy). Store URLs are printed with their password replaced by ***."""
+Exit codes: 0 every plan is in the target, whole (copied now or already identical); 2 a
+plan was refused (a different plan of that name is in the target), not copied (the
+target cannot keep it as it is), not read (the source cannot read it) or copied without
+entries the source cannot read (each line says which and why: the others are copied all
+the same), or a store cannot be used (a source folder that does not exist, a database
+that does not answer, a store that cannot copy). Store URLs are printed with their
+password replaced by ***."""
 
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ def run_copy(args: argparse.Namespace) -> int:
         for store in stores:
             store.close()
     print(_scrub(report.summary(), urls), flush=True)
-    return CONFIG_ERROR if report.refused else 0
+    return 0 if report.complete else CONFIG_ERROR
 
 
 def _print_plan(done: PlanCopy) -> None:

@@ -1,4 +1,4 @@
-"""Prompts: plan mode, resume, verify (contract §6)."""
+"""Prompts: plan mode, resume, verify: the three ways an agent enters, resumes and checks a plan."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ class AppState:
 
     def keeper(self, key: str) -> SharedSessions | None:
         """The store that keeps this session, if any. A stdio process is one session of its
-        own (contract §7): no other server can ever name it, so it stays in this process,
+        own (a stdio process is one session): no other server can ever name it, so it stays in this process,
         and its calls cost no round trips to a database (about 2 ms a call on PostgreSQL)."""
         return None if key == PROCESS_SESSION else self.shared
 
@@ -115,7 +115,7 @@ class HeldSession:
 
 
 def session_key(request: Any) -> str:
-    """Contract §7: a stdio process is one session; over HTTP the mcp-session-id
+    """A stdio process is one session; over HTTP the mcp-session-id
     header, else the authenticated client, else one shared default session."""
     if request is None:
         return PROCESS_SESSION

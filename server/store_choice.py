@@ -1,5 +1,5 @@
 """Which store a command uses: `--store URL`, else `--root DIR`, else $PLANNING_MCP_STORE,
-else $PLANNING_MCP_ROOT, else ./.planning where the command runs (contract §8). Paths and
+else $PLANNING_MCP_ROOT, else ./.planning where the command runs. Paths and
 `file:` URLs are the file store; `postgresql://…` the database; `memory:` this process.
 
 A root a client config left unedited (a placeholder, an unexpanded variable, a Windows

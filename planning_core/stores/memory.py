@@ -27,6 +27,7 @@ from ..errors import (
     PlanBusy,
     PlanExists,
     PlanNotFound,
+    PlanNotStorable,
     StorageError,
     TaskNotFound,
 )
@@ -307,7 +308,10 @@ class MemoryStore:
         check_plan_name(record.name)
         plan = _Plan(plan_md=record.plan_md, archived=record.archived, high_water=record.high_water)
         for task_id, doc in sorted(record.tasks.items()):
-            plan.keep(record.name, task_id, bytes(doc))
+            try:
+                plan.keep(record.name, task_id, bytes(doc))
+            except StorageError:  # it keeps parsed tasks: a damaged document cannot be held as is
+                raise PlanNotStorable(record.name, f"task {task_id}'s document is not a valid task") from None
         with self._cond:
             old = self._plans.get(record.name)
             if old is not None:

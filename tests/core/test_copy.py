@@ -155,13 +155,128 @@ def test_an_empty_source_copies_nothing(tmp_path: Path) -> None:
 def test_a_record_never_writes_outside_the_target(tmp_path: Path) -> None:
     """A record comes from another store, maybe a hand-edited database: its name must be
     a plan name and its ids task ids before anything reaches a path."""
-    from planning_core.errors import InvalidPlanName, StorageError
+    from planning_core.errors import InvalidPlanName, PlanNotStorable
     from planning_core.store import PlanRecord
 
     target = files_store(tmp_path / "dst")
     with pytest.raises(InvalidPlanName):
         target.import_plan(PlanRecord("../../escaped", False, "# x\n", 0, {}))
-    with pytest.raises(StorageError, match="task id 0 is out of range"):
+    with pytest.raises(PlanNotStorable, match="task id 0 is out of range"):
         target.import_plan(PlanRecord(f"{PLAN_DATE}-bad-id", False, "# x\n", 0, {0: b"{}"}))
     assert not (tmp_path / "escaped").exists()
     assert os.listdir(target.todo) == [] and os.listdir(target.done) == []
+
+
+# -- damaged sources: every plan reported, the others copied ------------------------------
+
+LATIN1_DOC = b'{"id": 2, "subject": "Caf\xe9 login", "status": "pending", "blockedBy": [1]}'
+
+
+def test_a_document_that_is_not_utf8_is_copied_as_is_or_its_plan_reported(source: FileStore, store: PlanStore) -> None:
+    """A Latin-1 byte in one task file: the file store takes the bytes as they are;
+    PostgreSQL keeps documents as text (and the memory store parsed tasks), so there that
+    plan is not copied, its line says which task and why, and every other plan is copied
+    all the same."""
+    (source.todo / SEED / "task_2.json").write_bytes(LATIN1_DOC)
+    report = copy_plans(source, store)
+    if isinstance(store, FileStore):
+        assert report.copied == NAMES and report.complete
+        assert (store.todo / SEED / "task_2.json").read_bytes() == LATIN1_DOC
+        return
+    assert report.copied == [SHIPPED, TRIMMED] and report.not_copied == [SEED] and not report.complete
+    line = next(p.line() for p in report.plans if p.name == SEED)
+    assert line.startswith(f"{SEED} (active, 4 tasks): NOT COPIED: ") and "task 2" in line, line
+    if not isinstance(store, MemoryStore):
+        assert "task_2.json" in line and "not UTF-8" in line and "0xe9" in line, line
+    assert "writable" not in line and "disk" not in line, line  # nothing about the target's disk
+    assert SEED not in store.active_plans() + store.archived_plans()
+    assert "1 not copied" in report.summary() and f"not copied: {SEED}" in report.summary()
+
+
+def test_entries_the_source_cannot_read_are_named_and_the_rest_copied(
+    source: FileStore, store: PlanStore, tmp_path: Path
+) -> None:
+    """A symlink, a FIFO, a folder and names the store does not write, where task files
+    would be: the plan is copied with the tasks that can be read, its line names every
+    entry left behind with the reason, and their ids stay burnt in the target."""
+    folder = source.todo / SEED
+    (tmp_path / "elsewhere.json").write_bytes((folder / "task_4.json").read_bytes())
+    (folder / "task_4.json").unlink()
+    (folder / "task_4.json").symlink_to(tmp_path / "elsewhere.json")
+    os.mkfifo(folder / "task_5.json")
+    (folder / "task_6.json").mkdir()
+    (folder / "task_07.json").write_bytes((folder / "task_1.json").read_bytes())
+    (folder / "notes.txt").write_text("kept by hand\n")
+    report = copy_plans(source, store)
+    assert report.copied == NAMES and not report.complete and report.incomplete == [SEED]
+    plan = next(p for p in report.plans if p.name == SEED)
+    assert plan.tasks == 3
+    left = dict(entry.split(": ", 1) for entry in plan.left_behind)
+    assert sorted(left) == ["notes.txt", "task_07.json", "task_4.json", "task_5.json", "task_6.json"]
+    assert "symbolic link" in left["task_4.json"] and "FIFO" in left["task_5.json"]
+    assert "directory" in left["task_6.json"] and "not a task id" in left["task_07.json"]
+    assert "LEFT BEHIND 5 entries" in plan.line() and "task_5.json" in plan.line()
+    assert "copied without entries the source cannot read: " + SEED in report.summary()
+    assert sorted(store.snapshot(SEED).tasks) == [1, 2, 3]
+    assert Planner(store).create_task(SEED, "after the copy").id == 8  # 4..7 were on disk: never reused
+
+
+def test_a_plan_the_source_cannot_read_is_reported_and_the_others_copied(tmp_path: Path, store: PlanStore) -> None:
+    """A plan whose lock another writer holds past the timeout: not read, said so, and
+    the plans after it are still copied."""
+    from planning_core.stores.files.planlock import plan_lock
+
+    root = tmp_path / "src"
+    seed_root(root)
+    later = make_plan(root, "later", chain(2)).name
+    source = FileStore(root, lock_timeout=0.2)
+    with plan_lock(source.todo / SEED / ".lock", 5):
+        report = copy_plans(source, store)
+    assert report.unreadable == [SEED] and report.copied == [later]
+    line = report.plans[0].line()
+    assert line.startswith(f"{SEED}: NOT READ from the source, nothing copied: ") and "busy" in line, line
+    assert "1 not read from the source" in report.summary()
+    assert store.active_plans() == [later]
+
+
+def test_a_plan_is_read_within_a_bound_whatever_its_files_claim(source: FileStore, store: PlanStore) -> None:
+    """Sparse task files that claim 60 MB each: the copy reads at most one plan's bound of
+    them and names the rest, instead of holding them all (once 825 MiB)."""
+    from planning_core.store import MAX_COPIED_PLAN_BYTES
+
+    big = MAX_COPIED_PLAN_BYTES * 3 // 4
+    for task_id in range(10, 13):
+        with open(source.todo / TRIMMED / f"task_{task_id}.json", "wb") as f:
+            f.truncate(big)
+    record = next(r for r in source.export_plans() if r.name == TRIMMED)
+    assert sum(len(d) for d in record.tasks.values()) <= MAX_COPIED_PLAN_BYTES
+    assert len(record.left_behind) == 2 and all("a copy reads of one plan" in e for e in record.left_behind)
+    report = copy_plans(source, store)
+    assert {p.name for p in report.plans} == set(NAMES) and report.copied[:2] == [SEED, SHIPPED]
+
+
+def test_a_database_plan_past_the_bound_is_not_read_and_the_others_copied(source: FileStore, tmp_path: Path) -> None:
+    """PostgreSQL -> files: a plan whose documents hold more than a plan's bound (a row
+    edited by hand) is said and never fetched; the plans after it are still copied."""
+    import psycopg
+
+    from planning_core.store import MAX_COPIED_PLAN_BYTES
+    from planning_core.stores.postgres import PostgresStore
+    from tests.support.pg import fresh_database_url
+
+    url = fresh_database_url()
+    db = PostgresStore(url)
+    try:
+        copy_plans(source, db)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE planning_tasks SET doc = repeat('x', %s) WHERE plan = %s AND id = 1",
+                (MAX_COPIED_PLAN_BYTES + 1, SEED),
+            )
+        target = files_store(tmp_path / "dst")
+        report = copy_plans(db, target)
+    finally:
+        db.close()
+    assert report.unreadable == [SEED] and report.copied == [SHIPPED, TRIMMED]
+    assert "a copy reads of one plan" in report.plans[0].line()
+    assert target.active_plans() == [TRIMMED] and target.archived_plans() == [SHIPPED]

@@ -1,4 +1,4 @@
-"""The file store: the contract's on-disk layout (§2), the embedded default."""
+"""The file store, the embedded default: todo/ and done/, a folder per plan, a JSON file per task."""
 
 from .store import FileStore, Repair
 

@@ -15,30 +15,37 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...errors import PlanBusy, PlanExists, StorageError
+from ...errors import PlanBusy, PlanExists, PlanningError, PlanNotStorable, PlanUnreadable, StorageError
 from ...names import MAX_TASK_ID, check_plan_name
-from ...store import PlanRecord
+from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
+from ...taskdoc import task_filename
 from . import atomicfile
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .store import STAGING_PREFIX, FileStore  # store.py imports this module only when called
-from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed, task_filename
+from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 
 # Bytes are copied, never parsed, so a task file bigger than the request path reads
-# (taskfiles.MAX_TASK_FILE_BYTES) is still copied whole; this bound only keeps a stray
-# huge file from filling memory. Bigger files, and anything that is not a regular file
-# (a FIFO, a symlink), are left behind: the source store cannot read them either.
-MAX_COPIED_TASK_BYTES = 64 * 1024 * 1024
+# (taskfiles.MAX_TASK_FILE_BYTES) is still copied whole, within the plan's bound
+# (store.MAX_COPIED_PLAN_BYTES). Files past that bound, anything that is not a regular
+# file (a FIFO, a symlink, a folder) and names the store does not write are left behind
+# and named in the record's left_behind: the source store cannot read them either.
+OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK})  # read apart, or (.lock) made afresh by the target
+NOT_A_TASK_FILE = "not a task file (a plan folder holds plan.md and task_<N>.json files); copy it by hand"
 
 
 def export_plans(store: FileStore) -> Iterator[PlanRecord]:
     """Every plan, active and archived, oldest first (names begin with their date)."""
     plans = sorted([(n, False) for n in store.active_plans()] + [(n, True) for n in store.archived_plans()])
     for name, archived in plans:
-        record = _export(store, name, archived)
+        try:
+            record = _export(store, name, archived)
+        except PlanningError as e:  # this plan only: the others are still read
+            record = PlanRecord(name, archived, "", 0, unreadable=str(e))
         if record is not None:
             yield record
 
@@ -129,34 +136,74 @@ def _locked(folder: Path, name: str, timeout: float) -> Iterator[bool]:
 
 def _read(folder: Path, name: str, *, archived: bool) -> PlanRecord:
     try:
-        entries = list(os.scandir(folder))
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
-        raise StorageError(f"a copy of the plan {name} (cannot list {folder})", e.strerror or str(e)) from None
+        raise PlanUnreadable(name, f"cannot list {folder} ({e.strerror or e})") from None
     tasks: dict[int, bytes] = {}
     on_disk = [0]
+    left_behind: list[str] = []
+    budget = MAX_COPIED_PLAN_BYTES
     for entry in entries:
+        if entry.name in OWN_ENTRIES:
+            continue
         match = TASK_FILE.fullmatch(entry.name)
-        if not match or (task_id := int(match.group(1))) > MAX_TASK_ID:
+        if not match:
+            left_behind.append(f"{entry.name}: {NOT_A_TASK_FILE}")
             continue
-        on_disk.append(task_id)  # named like a task: its id counts as issued (as next_id counts it)
-        if misnamed(entry.name, task_id) is not None:
-            continue  # task_07.json is not task 7: only task_7.json is
-        try:
-            tasks[task_id] = read_regular(entry.path, MAX_COPIED_TASK_BYTES, "a copied task file")
-        except (UnreadableFile, FileNotFoundError):
-            continue
-    high = max(_mark(folder), *on_disk)
+        task_id = int(match.group(1))
+        if task_id <= MAX_TASK_ID:
+            on_disk.append(task_id)  # named like a task: its id counts as issued (as next_id counts it)
+        data = _task_bytes(entry, task_id, budget)
+        if isinstance(data, str):
+            left_behind.append(f"{entry.name}: {data}")
+        elif data is not None:
+            tasks[task_id] = data
+            budget -= len(data)
+    plan_md = _plan_md(folder, left_behind)
     return PlanRecord(
-        name=name, archived=archived, plan_md=_plan_md(folder), high_water=high, tasks=dict(sorted(tasks.items()))
+        name=name,
+        archived=archived,
+        plan_md=plan_md,
+        high_water=max(_mark(folder), *on_disk),
+        tasks=dict(sorted(tasks.items())),
+        left_behind=tuple(left_behind),
     )
 
 
-def _plan_md(folder: Path) -> str:
-    """plan.md's text; empty when there is none or it cannot be read (nothing to copy)."""
+def _task_bytes(entry: os.DirEntry[str], task_id: int, budget: int) -> bytes | str | None:
+    """The task file's bytes; or why they are left behind; None when it went away."""
+    why = misnamed(entry.name, task_id)  # task_07.json is not task 7: only task_7.json is
+    if why is not None:
+        return why
     try:
-        return read_regular(folder / PLAN_MD, MAX_PLAN_MD_BYTES, "plan.md").decode("utf-8", errors="replace")
-    except (OSError, UnreadableFile):
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and st.st_size > budget:
+            return (
+                f"it is {st.st_size:,} bytes, more than the {budget:,} left of the {MAX_COPIED_PLAN_BYTES:,} "
+                "a copy reads of one plan; copy it by hand"
+            )
+        return read_regular(entry.path, budget, "what a copy reads of one plan", st)
+    except FileNotFoundError:
+        return None
+    except UnreadableFile as e:
+        return e.reason
+
+
+def _plan_md(folder: Path, left_behind: list[str]) -> str:
+    """plan.md's text; empty when there is none or it cannot be read (then said in
+    `left_behind`, as is a text that is not UTF-8: copied with U+FFFD for those bytes)."""
+    try:
+        data = read_regular(folder / PLAN_MD, MAX_PLAN_MD_BYTES, "plan.md")
+    except FileNotFoundError:
         return ""
+    except UnreadableFile as e:
+        left_behind.append(f"{PLAN_MD}: {e.reason}; the copy's plan.md is empty")
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        left_behind.append(f"{PLAN_MD}: byte {e.start:,} is not UTF-8; copied with U+FFFD in place of such bytes")
+        return data.decode("utf-8", errors="replace")
 
 
 def _mark(folder: Path) -> int:
@@ -175,9 +222,9 @@ def _normal(record: PlanRecord) -> PlanRecord:
     """The record as it would be read back: ids checked, sorted, the mark never below them."""
     for task_id in record.tasks:
         if not 1 <= task_id <= MAX_TASK_ID:
-            raise StorageError(f"the plan {record.name}", f"task id {task_id} is out of range 1..{MAX_TASK_ID}")
+            raise PlanNotStorable(record.name, f"task id {task_id} is out of range 1..{MAX_TASK_ID}")
     if not 0 <= record.high_water <= MAX_TASK_ID:
-        raise StorageError(f"the plan {record.name}", f"high-water mark {record.high_water} is out of range")
+        raise PlanNotStorable(record.name, f"high-water mark {record.high_water} is out of range")
     return PlanRecord(
         name=record.name,
         archived=record.archived,

@@ -31,6 +31,7 @@ from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...taskdoc import task_filename
 from ..views import KeptViews
 from . import atomicfile
 from .foldercache import FolderCache
@@ -42,7 +43,6 @@ from .taskfiles import (
     PLAN_MD,
     TASK_FILE,
     load_task,
-    task_filename,
 )
 from .txn import FileTransaction
 

@@ -3,16 +3,14 @@ reading a folder of them (blocks derived from blockedBy)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ...errors import CorruptTask, TaskNotFound
 from ...models import Task
 from ...names import MAX_TASK_ID
+from ...taskdoc import parse_task, task_filename
 from .regularfile import UnreadableFile, read_regular
 
 # Wider than the names the store writes, so a stray one (task_0.json, task_07.json, an id
@@ -28,10 +26,6 @@ PLAN_MD = "plan.md"
 # tens of thousands of edges. Anything bigger was not written by us, and parsing it on the
 # request path stalls everyone (100 MB took 1.5-2.3 s), so it is reported unreadable.
 MAX_TASK_FILE_BYTES = 1024 * 1024
-
-
-def task_filename(task_id: int) -> str:
-    return f"task_{task_id}.json"
 
 
 def misnamed(name: str, task_id: int) -> str | None:
@@ -50,18 +44,6 @@ def read_task(path: Path | str, task_id: int, st: os.stat_result | None = None) 
     except UnreadableFile as e:
         return e.reason
     return parse_task(raw, task_id)
-
-
-def parse_task(raw: bytes | str, task_id: int) -> Task | str:
-    """A stored task document, or the reason it is not one: the one rule for every store
-    that keeps tasks as JSON documents (a bad row is reported as a bad file is)."""
-    try:
-        task = Task.model_validate(json.loads(raw))
-    except (ValueError, ValidationError, RecursionError) as e:
-        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
-    if task.id != task_id:
-        return f"its id field is {task.id}, not {task_id}"
-    return task
 
 
 def load_task(path: Path, task_id: int) -> Task:

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...models import PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
+from ...taskdoc import task_filename
 from ..staging import StagedTransaction
 from . import atomicfile
 from .regularfile import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
-from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task, task_filename
+from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task
 
 if TYPE_CHECKING:
     from .store import FileStore

@@ -14,20 +14,27 @@ from collections.abc import Iterator
 
 import psycopg
 
-from ...errors import PlanBusy, PlanExists, StorageError
+from ...errors import DatabaseUnreachable, PlanBusy, PlanExists, PlanningError, PlanNotStorable
 from ...names import MAX_TASK_ID, check_plan_name
-from ...store import PlanRecord
+from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
+from ..files.taskfiles import task_filename
 from .db import Conn, Database
 from .plans import write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 
 
 def export_plans(db: Database) -> Iterator[PlanRecord]:
-    """Every plan, active and archived, oldest first (names begin with their date)."""
+    """Every plan, active and archived, oldest first (names begin with their date). One
+    that cannot be read comes with `unreadable` set; the others still follow."""
     listed = db.read("listing plans", lambda c: c.execute(f"SELECT name FROM {PLANS} ORDER BY name").fetchall())
     names = [str(r[0]) for r in listed]
     for name in names:
-        record = db.read(f"copying plan {name}", lambda c, n=name: _read(c, n))  # type: ignore[misc]
+        try:
+            record = db.read(f"copying plan {name}", lambda c, n=name: _read(c, n))  # type: ignore[misc]
+        except DatabaseUnreachable:
+            raise  # the whole store, not this plan: every other would wait as long
+        except PlanningError as e:
+            record = PlanRecord(name, False, "", 0, unreadable=str(e))
         if record is not None:
             yield record
 
@@ -35,21 +42,38 @@ def export_plans(db: Database) -> Iterator[PlanRecord]:
 def _read(conn: Conn, name: str) -> PlanRecord | None:
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        size = conn.execute(
+            f"SELECT coalesce(sum(octet_length(doc)), 0) FROM {TASKS} WHERE plan = %s", (name,)
+        ).fetchone()
+        if size is not None and int(size[0]) > MAX_COPIED_PLAN_BYTES:  # never fetched: memory stays bounded
+            row = conn.execute(f"SELECT archived FROM {PLANS} WHERE name = %s", (name,)).fetchone()
+            reason = (
+                f"its task documents hold {int(size[0]):,} bytes, more than the {MAX_COPIED_PLAN_BYTES:,} "
+                "a copy reads of one plan"
+            )
+            return PlanRecord(name, bool(row and row[0]), "", 0, unreadable=reason)
         return _read_in(conn, name)
 
 
 def _texts(record: PlanRecord) -> dict[int, str]:
+    """The task documents as the text the database keeps; PlanNotStorable when one is not
+    text (PostgreSQL's text holds UTF-8 without NUL): refused whole, never stored changed."""
     texts: dict[int, str] = {}
     for task_id, data in sorted(record.tasks.items()):
         if not 1 <= task_id <= MAX_TASK_ID:
-            raise StorageError(f"the plan {record.name}", f"task id {task_id} is out of range 1..{MAX_TASK_ID}")
+            raise PlanNotStorable(record.name, f"task id {task_id} is out of range 1..{MAX_TASK_ID}")
         try:
             text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError:
-            text = "\0"
+        except UnicodeDecodeError as e:
+            raise PlanNotStorable(
+                record.name,
+                f"task {task_id}'s document ({task_filename(task_id)}) is not UTF-8 text (byte {e.start:,} is "
+                f"0x{bytes(data)[e.start]:02x}), and PostgreSQL keeps task documents as text",
+            ) from None
         if "\0" in text:
-            raise StorageError(
-                f"the plan {record.name}", f"task {task_id}'s document is not UTF-8 text, which the database keeps"
+            raise PlanNotStorable(
+                record.name,
+                f"task {task_id}'s document ({task_filename(task_id)}) holds a NUL byte, which PostgreSQL text cannot",
             )
         texts[task_id] = text
     return texts
@@ -60,7 +84,7 @@ def import_plan(db: Database, record: PlanRecord, lock_timeout: float) -> bool:
     (nothing written); PlanExists when a different one is (nothing written)."""
     name = check_plan_name(record.name)
     if not 0 <= record.high_water <= MAX_TASK_ID:
-        raise StorageError(f"the plan {name}", f"high-water mark {record.high_water} is out of range")
+        raise PlanNotStorable(name, f"high-water mark {record.high_water} is out of range")
     texts = _texts(record)
     high = max(record.high_water, *texts, 0)
     wanted = PlanRecord(name, record.archived, record.plan_md, high, {i: t.encode() for i, t in texts.items()})

@@ -33,6 +33,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import (
+    DatabaseAtLimit,
     DatabaseBusy,
     DatabaseLost,
     DatabaseRefused,
@@ -46,9 +47,25 @@ from . import commits
 Conn = psycopg.Connection[TupleRow]
 T = TypeVar("T")
 
-POOL_MAX = 10  # connections per store: the server's worker threads share them
+POOL_MAX = 10  # connections per pool: the server's worker threads share them
+# The most connections one server opens: its plans' pool and its sessions' pool (a tool
+# call holds its session's row for the whole call, on a connection of the sessions' pool,
+# and reads and writes its plan on one of the other), and a LISTEN for each follower of
+# the change feed (the MCP notifications', and the board's while a page is open).
+FEED_LISTENERS = 2
+MAX_CONNECTIONS = 2 * POOL_MAX + FEED_LISTENERS
 ATTEMPTS = POOL_MAX + 1  # every idle connection may be dead (a restart): then a new one
 CHECKOUT_TIMEOUT = 5.0  # seconds a call waits for a connection before "unreachable"
+# A connection unused this long is closed (one per period, down to the pool's minimum),
+# so a burst's connections go back to the server instead of being kept: under a
+# connection limit the other pool, or another server, needs them.
+IDLE_SECONDS = 5.0
+# A connect that keeps failing (the server at its limit) is given up after this, so the
+# next call tries afresh at once instead of waiting out a back-off of minutes.
+RECONNECT_SECONDS = CHECKOUT_TIMEOUT
+# What PostgreSQL says when it is at a connection limit (SQLSTATE 53300, which libpq does
+# not pass on for a refused connect): per role, per database, or the server's own.
+LIMIT_REASONS = ("too many connections", "too many clients", "connection slots are reserved")
 DIAGNOSE_TIMEOUT = 3  # seconds for the direct connect that finds out why
 # Defaults for what the URL does not set: a link cut silently (no RST) fails a call in
 # about 10 s instead of the kernel's 15 minutes of retransmissions.
@@ -112,7 +129,10 @@ class Database:
         try:
             return psycopg.connect(self.url, autocommit=True, **{**self.kwargs, **extra})
         except psycopg.OperationalError as e:
-            raise DatabaseUnreachable(self.where, reason_of(e, self.password)) from None
+            reason = reason_of(e, self.password)
+            if any(said in reason for said in LIMIT_REASONS):
+                raise DatabaseAtLimit(self.where, reason, MAX_CONNECTIONS) from None
+            raise DatabaseUnreachable(self.where, reason) from None
 
     def pool(self) -> ConnectionPool[Conn]:
         with self._lock:
@@ -123,6 +143,9 @@ class Database:
                     max_size=POOL_MAX,
                     kwargs={"autocommit": True, **self.kwargs},
                     timeout=CHECKOUT_TIMEOUT,
+                    max_idle=IDLE_SECONDS,
+                    reconnect_timeout=RECONNECT_SECONDS,
+                    reconnect_failed=_try_again_later,
                     name=self.name,
                     open=False,
                 )
@@ -225,6 +248,11 @@ class Database:
         if is_lost(conn, error) or not _usable(conn):
             return self.lost(doing, "not applied", error)
         return DatabaseRefused(self.where, doing, reason_of(error, self.password))
+
+
+def _try_again_later(pool: ConnectionPool[Conn]) -> None:
+    """A connect given up (RECONNECT_SECONDS): the pool stays open and the next call that
+    needs a connection tries again (psycopg_pool's default is the same; said here)."""
 
 
 def _rollback(conn: Conn) -> None:

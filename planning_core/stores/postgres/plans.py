@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...models import CorruptFile, Task
-from ..files.taskfiles import parse_task, task_filename
+from ...taskdoc import parse_task, task_filename
 from .db import Conn
 from .schema import PLANS, TASKS
 

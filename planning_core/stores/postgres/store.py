@@ -44,8 +44,9 @@ class PostgresStore:
         # Sessions have a pool of their own: a tool call holds its session's row (and so a
         # connection) for the whole call, and its plan reads and writes need another one.
         # Sharing one pool, POOL_MAX calls at once would hold every connection and wait
-        # for one more.
-        self.sessions = sessions.SessionTable(Database(url, min_size=0, name="planning-mcp-sessions"), lock_timeout)
+        # for one more. It keeps one connection once used (a server of HTTP clients):
+        # under a connection limit, the plans' pool must not take the last one in a burst.
+        self.sessions = sessions.SessionTable(Database(url, min_size=1, name="planning-mcp-sessions"), lock_timeout)
         self._ready = False
         self._ready_lock = threading.Lock()
 

@@ -1,10 +1,10 @@
-"""The figures of issue 11 that the per-size runs of bench/run.py do not give: PlanList
+"""The service figures that the per-size runs of bench/run.py do not give: PlanList
 over 10 plans of 1,000 tasks (× echo), the time from a durable write by another
 process to the resources/updated notice at a subscribed client, and the idle CPU of a
-server with 20 plans. `python -m bench.run` takes them (`run_issue11`) into the
+server with 20 plans. `python -m bench.run` takes them (`run_service`) into the
 report's issue-11 table; alone, for a quick look:
 
-    python -m bench.issue11 [--calls N] [--idle SECONDS] [--writes N]
+    python -m bench.service [--calls N] [--idle SECONDS] [--writes N]
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def series(c: Client, floor: Floor, tool: str, args: Any, calls: int) -> S
 
 
 @dataclass
-class Issue11Result:
+class ServiceResult:
     planlist_10: Series = field(default_factory=Series)  # PlanList, 10 plans of 1,000 tasks
     notice: list[float] = field(default_factory=list)  # seconds, write → resources/updated
     idle_core: float = float("nan")  # fraction of one core
@@ -72,9 +72,9 @@ class Issue11Result:
         return median(self.notice)
 
 
-async def run_issue11(calls: int, idle: float, writes: int, floor: Floor, tmp: Path, log: Any) -> Issue11Result:
-    res = Issue11Result(idle_seconds=idle)
-    mid = tmp / "issue11-plans"
+async def run_service(calls: int, idle: float, writes: int, floor: Floor, tmp: Path, log: Any) -> ServiceResult:
+    res = ServiceResult(idle_seconds=idle)
+    mid = tmp / "service-plans"
     seed_many(mid, 10, 1_000)
     async with connect(ours_params(mid), log) as c:
         await series(c, floor, "PlanList", {}, 3)  # warm-up: the first call reads every plan
@@ -85,12 +85,12 @@ async def run_issue11(calls: int, idle: float, writes: int, floor: Floor, tmp: P
 
 
 async def main_async(calls: int, idle: float, writes: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="issue11-"))
+    tmp = Path(tempfile.mkdtemp(prefix="bench-service-"))
     with open(tmp / "stderr.log", "w") as log:
-        async with connect(echo_params("issue11"), log) as e:
+        async with connect(echo_params("service"), log) as e:
             floor = Floor(e)
             await floor.warm_up()
-            r = await run_issue11(calls, idle, writes, floor, tmp, log)
+            r = await run_service(calls, idle, writes, floor, tmp, log)
     s = r.planlist_10
     print(f"| PlanList, 10 plans of 1,000 tasks | {s.med * 1e3:.2f} ms, {s.ratio:.2f}× echo |")
     print(f"| change → resources/updated (median) | {r.notice_med * 1e3:.0f} ms (max {max(r.notice) * 1e3:.0f} ms) |")

@@ -1,4 +1,4 @@
-"""Protocol-level regressions found in review."""
+"""Ids beyond any bound, the verify prompt's plan, the session table's bound, malformed arguments."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""The issue-11 part of the report: its targets table, read off the run's results, and
-the hand-written profile (bench/profile_issue11.md), included verbatim so that a re-run
-keeps it."""
+"""The targets beside their floors: a table read off the run's results, each figure with what an
+SDK server doing only the unavoidable part of the work takes in the same run."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.mdtable import ms, table
@@ -16,14 +14,19 @@ if TYPE_CHECKING:
     from bench.report import Report
     from bench.workloads import SizeResult
 
-PROFILE = Path(__file__).resolve().parent / "profile_issue11.md"
+# BENCHMARKS.md holds this run's figures; how they moved over time (profiles, the peers'
+# earlier disagreement) is written by hand in docs/history.md.
+HISTORY_NOTE = (
+    "\n\n## History\n\nHow these figures moved, the profiles behind each change and why two earlier runs "
+    "disagreed about the peers: [docs/history.md](docs/history.md) (written by hand; this file is generated)."
+)
 MIB = 1024  # KiB per MiB (VmHWM is in KiB)
 
 NO_TARGET = "—"  # a row shown beside the targets, for what they do not measure
 Row = tuple[str, str, str, str, bool | None]  # figure, target, measured, floor or note, met (None: not run)
 
 
-def issue11_rows(r: Report) -> list[Row]:
+def floor_rows(r: Report) -> list[Row]:
     hi, lo, main_n = r.hi, r.lo, r.main_n
     main = r.sizes[main_n]
     big = r.sizes[hi]
@@ -67,8 +70,8 @@ def issue11_rows(r: Report) -> list[Row]:
         )
     )
 
-    if r.issue11:
-        pl = r.issue11.planlist_10
+    if r.service:
+        pl = r.service.planlist_10
         rows.append(
             (
                 "PlanList, 10 plans of 1,000 tasks, × echo",
@@ -95,9 +98,9 @@ def issue11_rows(r: Report) -> list[Row]:
             )
         )
 
-    if r.issue11:
-        n = r.issue11.notice
-        med = r.issue11.notice_med
+    if r.service:
+        n = r.service.notice
+        med = r.service.notice_med
         rows.append(
             (
                 "change → resources/updated, median",
@@ -107,10 +110,10 @@ def issue11_rows(r: Report) -> list[Row]:
                 med <= 0.100,
             )
         )
-        cpu = r.issue11.idle_core
+        cpu = r.service.idle_core
         rows.append(
             (
-                f"idle CPU of a server with 20 plans, {r.issue11.idle_seconds:.0f} s",
+                f"idle CPU of a server with 20 plans, {r.service.idle_seconds:.0f} s",
                 "≤ 1% of one core",
                 f"{cpu * 100:.2f}%",
                 "",
@@ -175,26 +178,19 @@ def _list_vs_peers(r: Report) -> Row:
     return (label, target, measured, note, ours.listing.med < fastest and len(live) == len(r.peers))
 
 
-def issue11_section(r: Report) -> list[str]:
-    rows = issue11_rows(r)
+def floors_section(r: Report) -> list[str]:
+    rows = floor_rows(r)
     status = {True: "met", False: "MISSED", None: "not run"}
     return [
-        "## Issue 11 targets\n",
+        "## Targets beside their floors\n",
         "Every figure from this run (the peers' too); × echo as everywhere in this file. A write's floor is "
         "an SDK server doing only the durable write the contract requires (the floor server's `durable_write`: "
         "a sync tool, in the SDK's worker thread as our core is, on a folder of as many task files; the last "
         "rows of the per-operation table): what is left above it is the planner, the lock, the reads and our "
         "larger arguments and answer. The echo call plus the same write timed in the harness (no MCP, no "
-        "thread hop) is lower. Where each 0.1 ms goes is in the profile at the end.\n",
+        "thread hop) is lower. How each figure moved is in docs/history.md.\n",
         table(
             ["figure", "target", "measured", "floor / answer size", "status"],
             [[f, t, m, n, status[ok] if t != NO_TARGET else NO_TARGET] for f, t, m, n, ok in rows],
         ),
     ]
-
-
-def profile_section() -> list[str]:
-    """The hand-written profile, verbatim; it is not generated, so a re-run keeps it."""
-    if not PROFILE.is_file():
-        return []
-    return ["\n\n" + PROFILE.read_text().rstrip()]

@@ -1,0 +1,32 @@
+"""The README's tool table is the user's reference: every tool the server lists has a row,
+and every parameter of its input schema is named in that row."""
+
+from __future__ import annotations
+
+import re
+
+from mcp import Client
+
+from planning_core.stores.memory import MemoryStore
+from server.app import build_server
+from tests.support.procs import REPO
+
+ROW = re.compile(r"^\| \*\*(?P<tool>[A-Za-z]+)\*\* \| (?P<inputs>[^|]*) \|", re.MULTILINE)
+
+
+def readme_rows() -> dict[str, str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return {m["tool"]: m["inputs"] for m in ROW.finditer(text)}
+
+
+async def test_every_tool_parameter_is_in_the_readme_tool_table() -> None:
+    async with Client(build_server(MemoryStore())) as client:
+        listed = (await client.list_tools()).tools
+    rows = readme_rows()
+    missing = {
+        tool.name: sorted(p for p in tool.input_schema.get("properties", {}) if f"`{p}" not in rows.get(tool.name, ""))
+        for tool in listed
+    }
+    unlisted = {t.name for t in listed} - set(rows)
+    assert not unlisted, f"tools without a README row: {unlisted}"
+    assert not {k: v for k, v in missing.items() if v}, f"parameters missing from the README's tool table: {missing}"
