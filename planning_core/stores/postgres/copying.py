@@ -17,7 +17,7 @@ import psycopg
 from ...errors import DatabaseUnreachable, PlanBusy, PlanExists, PlanningError, PlanNotStorable
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
-from ..files.taskfiles import task_filename
+from ...taskdoc import task_filename
 from .db import Conn, Database
 from .plans import write_tasks
 from .schema import CHANNEL, PLANS, TASKS
