@@ -63,78 +63,81 @@ class Recording:
         return os.path.relpath(full, self.root)
 
 
+class _Recorder:
+    """The wrapped calls: each does the real thing, then notes it when under the root."""
+
+    def __init__(self, rec: Recording) -> None:
+        self.rec = rec
+        self.real = {name: getattr(os, name) for name in ("open", "replace", "rename", "unlink", "mkdir")}
+        self.real_write, self.real_fsync_dir = atomicfile.write_synced, atomicfile.fsync_dir
+        self.inside = 0  # write_synced opens its file itself: noted once, as a synced create
+
+    def write_synced(self, path: Any, data: bytes) -> None:
+        self.inside += 1
+        try:
+            self.real_write(path, data)
+        finally:
+            self.inside -= 1
+        rel = self.rec.rel(path)
+        if rel is not None:
+            self.rec.ops.append(Op("create", rel, data=bytes(data)))
+
+    def fsync_dir(self, folder: Any) -> None:
+        self.real_fsync_dir(folder)
+        rel = self.rec.rel(folder)
+        if rel is not None:
+            self.rec.ops.append(Op("fsync_dir", rel))
+
+    def open(self, path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        rel = self.rec.rel(path) if isinstance(path, str | os.PathLike) and "dir_fd" not in kwargs else None
+        existed = rel is not None and os.path.lexists(path)
+        fd = self.real["open"](path, flags, *args, **kwargs)
+        if rel is not None and flags & os.O_CREAT and not existed and not self.inside:
+            self.rec.ops.append(Op("create", rel, synced=False))
+        return int(fd)
+
+    def moved(self, kind: str) -> Callable[..., None]:
+        def move(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            self.real[kind](src, dst, *args, **kwargs)
+            a, b = self.rec.rel(src), self.rec.rel(dst)
+            if a is not None and b is not None and not kwargs:
+                self.rec.ops.append(Op("rename", a, dest=b))
+
+        return move
+
+    def changed(self, kind: str) -> Callable[..., None]:
+        """unlink or mkdir of one path (calls relative to a dir_fd, as rmtree's, are not noted)."""
+
+        def change(path: Any, *args: Any, **kwargs: Any) -> None:
+            self.real[kind](path, *args, **kwargs)
+            rel = self.rec.rel(path) if not kwargs.get("dir_fd") else None
+            if rel is not None:
+                self.rec.ops.append(Op(kind, rel))
+
+        return change
+
+
 @contextmanager
 def recording(root: Path) -> Iterator[Recording]:
     """Record what is done to the tree under `root` while the block runs (one thread)."""
     rec = Recording(str(root.resolve()))
-    real = {name: getattr(os, name) for name in ("open", "replace", "rename", "unlink", "mkdir")}
-    real_write, real_fsync_dir = atomicfile.write_synced, atomicfile.fsync_dir
-    inside = [0]  # write_synced opens its file itself: noted once, as a synced create
-
-    def note(op: Op) -> None:
-        rec.ops.append(op)
-
-    def write_synced(path: Any, data: bytes) -> None:
-        inside[0] += 1
-        try:
-            real_write(path, data)
-        finally:
-            inside[0] -= 1
-        rel = rec.rel(path)
-        if rel is not None:
-            note(Op("create", rel, data=bytes(data)))
-
-    def fsync_dir(folder: Any) -> None:
-        real_fsync_dir(folder)
-        rel = rec.rel(folder)
-        if rel is not None:
-            note(Op("fsync_dir", rel))
-
-    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        rel = rec.rel(path) if isinstance(path, str | os.PathLike) and "dir_fd" not in kwargs else None
-        existed = rel is not None and os.path.lexists(path)
-        fd = real["open"](path, flags, *args, **kwargs)
-        if rel is not None and flags & os.O_CREAT and not existed and not inside[0]:
-            note(Op("create", rel, synced=False))
-        return int(fd)
-
-    def moved(kind: str) -> Callable[..., None]:
-        def move(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
-            real[kind](src, dst, *args, **kwargs)
-            a, b = rec.rel(src), rec.rel(dst)
-            if a is not None and b is not None and not kwargs:
-                note(Op("rename", a, dest=b))
-
-        return move
-
-    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
-        real["unlink"](path, *args, **kwargs)
-        rel = rec.rel(path) if not kwargs else None
-        if rel is not None:
-            note(Op("unlink", rel))
-
-    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
-        real["mkdir"](path, *args, **kwargs)
-        rel = rec.rel(path) if not kwargs.get("dir_fd") else None
-        if rel is not None:
-            note(Op("mkdir", rel))
-
+    r = _Recorder(rec)
     patched: dict[str, Any] = {
-        "open": open_,
-        "replace": moved("replace"),
-        "rename": moved("rename"),
-        "unlink": unlink,
-        "mkdir": mkdir,
+        "open": r.open,
+        "replace": r.moved("replace"),
+        "rename": r.moved("rename"),
+        "unlink": r.changed("unlink"),
+        "mkdir": r.changed("mkdir"),
     }
     try:
         for name, fn in patched.items():
             setattr(os, name, fn)
-        atomicfile.write_synced, atomicfile.fsync_dir = write_synced, fsync_dir  # type: ignore[assignment]
+        atomicfile.write_synced, atomicfile.fsync_dir = r.write_synced, r.fsync_dir  # type: ignore[assignment]
         yield rec
     finally:
-        for name, fn in real.items():
+        for name, fn in r.real.items():
             setattr(os, name, fn)
-        atomicfile.write_synced, atomicfile.fsync_dir = real_write, real_fsync_dir  # type: ignore[assignment]
+        atomicfile.write_synced, atomicfile.fsync_dir = r.real_write, r.real_fsync_dir  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
