@@ -310,6 +310,21 @@ class DatabaseLost(StorageError):
         )
 
 
+class DatabaseUnconfirmed(StorageError):
+    """COMMIT returned, but without the synchronous standby's confirmation: its wait was
+    cancelled (by anyone, or by this server after COMMIT_WAIT). PostgreSQL then reports
+    success with a WARNING although the standby may not have the change, so a failover
+    may lose it: the outcome is unknown, never "applied"."""
+
+    def __init__(self, where: str, doing: str, reason: str) -> None:
+        PlanningError.__init__(
+            self,
+            f"The PostgreSQL database {where} did not confirm {doing} ({reason}). It is UNKNOWN whether "
+            "the change was applied: it may be committed on the primary but not on its synchronous "
+            "standby, so a failover could lose it. Read the task back with TaskGet/TaskList before retrying.",
+        )
+
+
 class DatabaseRefused(StorageError):
     """The database answered with an error (not a lost connection): the transaction
     was rolled back."""

@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
 from planning_core import PlanningError
 from planning_core.copy import PlanCopy, copy_plans
-from planning_core.store import PlanStore, redact
+from planning_core.store import DatabaseUrl, PlanStore, redact
 
 from .store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 
@@ -66,7 +65,7 @@ def _scrub(text: str, urls: list[str]) -> str:
     """`text` with every URL's password hidden, however a driver's message quoted it."""
     for url in urls:
         text = text.replace(url, redact(url))
-        password = urlsplit(url).password
+        password = DatabaseUrl.parse(url).secret
         if password:
             text = text.replace(password, "***")
     return text

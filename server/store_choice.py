@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from planning_core import PlanningError
-from planning_core.store import MEMORY_URL, STORE_ENV, PlanStore, is_database_url, open_store, redact
+from planning_core.store import MEMORY_URL, STORE_ENV, DatabaseUrl, PlanStore, is_database_url, open_store, redact
 
 ROOT_ENV = "PLANNING_MCP_ROOT"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH"  # README's and mcp.json.example's text, to be replaced by the user
@@ -70,9 +70,9 @@ def choose(args: argparse.Namespace) -> StoreChoice:
 
 def from_text(raw: str, given: str) -> StoreChoice:
     if is_database_url(raw):
-        parts = urlsplit(raw)
-        if not parts.hostname and "host=" not in parts.query:
-            raise StoreChoiceError(f"{given}{redact(raw)} names no host; write postgresql://user@host:5432/dbname")
+        problem = DatabaseUrl.parse(raw).problem()
+        if problem:
+            raise StoreChoiceError(f"{given}{redact(raw)} {problem}; write postgresql://user@host:5432/dbname")
         return StoreChoice(raw, None)
     if raw == MEMORY_URL:
         return StoreChoice(raw, None)

@@ -14,6 +14,8 @@ unknown, the COMMIT, is told apart from the others:
   write (BEGIN, the plan's row lock) is retried on another connection: nothing of the
   caller's had been sent yet;
 - lost during COMMIT: "unknown", never retried (the change may be committed);
+- COMMIT answered without its synchronous standby's confirmation (a cancelled wait, or one
+  past COMMIT_WAIT): DatabaseUnconfirmed, unknown as well (commits.py);
 - lost during a read: retried on another connection (a read changes nothing).
 """
 
@@ -30,7 +32,17 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import DatabaseAtLimit, DatabaseBusy, DatabaseLost, DatabaseRefused, DatabaseUnreachable, StorageError
+from ...errors import (
+    DatabaseAtLimit,
+    DatabaseBusy,
+    DatabaseLost,
+    DatabaseRefused,
+    DatabaseUnconfirmed,
+    DatabaseUnreachable,
+    StorageError,
+)
+from ...store import DatabaseUrl
+from . import commits
 
 Conn = psycopg.Connection[TupleRow]
 T = TypeVar("T")
@@ -96,17 +108,19 @@ class Database:
     def __init__(self, url: str, *, min_size: int = 1, name: str = "planning-mcp") -> None:
         self.url = url
         self.min_size, self.name = min_size, name
+        self.commit_wait = commits.COMMIT_WAIT
         try:
             params = conninfo_to_dict(url)
         except psycopg.ProgrammingError as e:
             raise StorageError("the database URL", reason_of(e, None)) from None
-        self.password = str(params["password"]) if params.get("password") else None
-        host = str(params.get("host") or "localhost")
-        dbname = params.get("dbname") or params.get("user") or "(default)"
-        self.where = f"{dbname} on {host}:{params.get('port') or 5432}"
+        parsed = DatabaseUrl.parse(url)
+        self.password = parsed.secret
+        self.where = parsed.where
         self.kwargs = {k: v for k, v in CONNECT_DEFAULTS.items() if k not in params}
         self._pool: ConnectionPool[Conn] | None = None
         self._lock = threading.Lock()
+        self._count = threading.Lock()
+        self._in_use = 0  # connections handed out: all of them busy is DatabaseBusy, else unreachable
 
     # -- connections -------------------------------------------------------------------
 
@@ -146,11 +160,16 @@ class Database:
 
     def unreachable(self) -> DatabaseUnreachable | DatabaseBusy:
         """Why no connection can be had: one direct attempt tells (refused, unknown host,
-        bad password), else every connection of the pool stayed in use."""
+        bad password), else every connection of the pool stayed in use, else the pool could
+        not connect for a while (a failover: the database is back just now)."""
         try:
             self.connect(connect_timeout=DIAGNOSE_TIMEOUT).close()
         except DatabaseUnreachable as e:
             return e
+        if self._in_use < POOL_MAX:  # the pool could not connect, though a direct attempt now can
+            return DatabaseUnreachable(
+                self.where, f"no connection could be made for {CHECKOUT_TIMEOUT:g}s (a failover or restart?)"
+            )
         return DatabaseBusy(self.where, POOL_MAX, CHECKOUT_TIMEOUT)
 
     @contextlib.contextmanager
@@ -160,9 +179,13 @@ class Database:
             conn = pool.getconn()
         except PoolTimeout:
             raise self.unreachable() from None
+        with self._count:
+            self._in_use += 1
         try:
             yield conn
         finally:
+            with self._count:
+                self._in_use -= 1
             pool.putconn(conn)
 
     def lost(self, doing: str, outcome: str, error: BaseException) -> DatabaseLost:
@@ -209,7 +232,9 @@ class Database:
                     _rollback(conn)
                     raise
                 try:
-                    conn.execute("COMMIT")
+                    commits.commit(conn, self.commit_wait)
+                except commits.Unconfirmed as e:
+                    raise DatabaseUnconfirmed(self.where, doing, reason_of(e, self.password)) from None
                 except psycopg.Error as e:
                     if is_lost(conn, e):
                         raise self.lost(doing, "unknown", e) from None

@@ -28,6 +28,11 @@ def _listen(db: Database, wait: float) -> Conn:
     conn = db.connect(connect_timeout=max(2, int(wait)))  # libpq's least is 2 s
     try:
         conn.execute(f"LISTEN {CHANNEL}")
+    except psycopg.errors.ReadOnlySqlTransaction as e:
+        # A standby (a URL whose hosts are tried in any order, or a primary demoted in a
+        # failover): it hears no writes, so this is retried like a lost connection.
+        conn.close()
+        raise DatabaseUnreachable(db.where, f"the change feed reached a standby ({e})") from None
     except psycopg.Error:
         conn.close()
         raise
