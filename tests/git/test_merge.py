@@ -1,0 +1,108 @@
+"""Committed plans merged with plain git commands, after `planning-mcp git-setup`: nothing lost,
+ids unique, edges followed, and the renumbering told once."""
+
+from __future__ import annotations
+
+from planning_core.stores.files import FileStore
+from planning_core.stores.files.gitmerge import MERGE_KEPT, MERGED_FROM
+from tests.git.conftest import by_subject, plan_is_whole
+from tests.support.gitrepo import Repo
+
+
+def diverge(repo: Repo) -> str:
+    """main and feature both create task #3 (and feature #4 blocked by its #3) and both
+    rename task #1, main later."""
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "feature")
+    p = repo.planner()
+    p.create_task(plan, "feat3", blocked_by=[2])
+    p.create_task(plan, "feat4", blocked_by=[3])
+    p.update_task(plan, 1, subject="a on feature")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    p = repo.planner()
+    p.create_task(plan, "main3", blocked_by=[1])
+    p.update_task(plan, 1, subject="a on main")
+    repo.commit("main work")
+    return plan
+
+
+def assert_diverged_merge(repo: Repo, branch: str) -> None:
+    tasks = by_subject(plan_is_whole(repo))
+    assert set(tasks) == {"a on main", "b", "main3", "feat3", "feat4"}
+    assert tasks["main3"]["id"] == 3  # the branch merged into keeps its ids
+    feat3 = tasks["feat3"]
+    assert feat3["id"] == 5  # above the high-water mark of both sides (4)
+    assert feat3["metadata"][MERGED_FROM] == {"id": 3, "branch": branch}
+    assert tasks["feat4"]["blockedBy"] == [5]  # the edge followed the renumbered task
+    assert feat3["blockedBy"] == [2] and tasks["main3"]["blockedBy"] == [1]
+    kept = tasks["a on main"]["metadata"][MERGE_KEPT]["subject"]
+    assert kept["value"] == "a on feature"  # the losing side's value is not dropped
+
+
+def test_merge_of_branches_that_both_created_tasks(repo: Repo) -> None:
+    diverge(repo)
+    merged = repo.git("merge", "--no-edit", "feature")
+    assert "CONFLICT" not in merged.stdout
+    assert_diverged_merge(repo, "feature")
+    assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3  # still the merge commit
+    # The server tells it once, at start-up (the store's recovery lines), then never again.
+    store = FileStore(repo.root)
+    said = store.recover()
+    assert any("#3 -> #5 (from feature)" in line for line in said), said
+    assert not any("#3 -> #5" in line for line in store.recover())
+    assert repo.git("status", "--porcelain").stdout == ""  # the note file is not for committing
+
+
+def test_without_git_setup_the_same_merge_conflicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = Repo.create(tmp_path / "plain", setup=False)
+    diverge(repo)
+    merged = repo.git("merge", "--no-edit", "feature", check=False)
+    assert merged.returncode != 0 and "CONFLICT" in merged.stdout
+
+
+def test_rebase_renumbers_the_rebased_branch(repo: Repo) -> None:
+    plan = diverge(repo)
+    repo.git("checkout", "-q", "feature")
+    p = repo.planner()  # a second commit that edits the colliding task again
+    p.update_task(plan, 3, description="started", owner="bob")
+    repo.commit("feature: start feat3")
+    repo.git("rebase", "-q", "main")
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["feat3"]["description"] == "started" and tasks["feat3"]["owner"] == "bob"
+    assert tasks["main3"]["owner"] == ""
+    assert_diverged_merge(repo, "feature")
+    assert repo.git("rev-list", "--count", "main..HEAD").stdout.strip() == "2"
+
+
+def test_cherry_pick(repo: Repo) -> None:
+    diverge(repo)
+    repo.git("cherry-pick", "feature")
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["feat3"]["id"] == 5 and tasks["feat4"]["blockedBy"] == [5]
+    assert tasks["feat3"]["metadata"][MERGED_FROM]["id"] == 3
+
+
+def test_pull_merge_and_pull_rebase(repo: Repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """On feature, `git pull` of main: a merge keeps feature's ids (main's #3 is renumbered);
+    a rebase replays feature onto main (feature's #3 is renumbered)."""
+    diverge(repo)
+    for mode, moved, stays in (("--no-rebase", "main3", "feat3"), ("--rebase", "feat3", "main3")):
+        clone = Repo(tmp_path / f"clone{mode}", clock=repo.clock)
+        repo.git("clone", "-q", "-b", "feature", str(repo.path), str(clone.path))
+        clone.cli("git-setup", "--root", str(clone.root))  # what the set-up writes to .git is not cloned
+        assert clone.tracked_status() == ""
+        clone.git("pull", "-q", mode, "--no-edit", "origin", "main")
+        tasks = by_subject(plan_is_whole(clone))
+        assert set(tasks) == {"a on main", "b", "main3", "feat3", "feat4"}
+        assert tasks[stays]["id"] == 3 and tasks[moved]["id"] == 5
+        assert tasks[moved]["metadata"][MERGED_FROM]["id"] == 3
+        assert tasks["feat4"]["blockedBy"] == [tasks["feat3"]["id"]]
+
+
+def test_git_setup_is_idempotent(repo: Repo) -> None:
+    files = [repo.path / ".gitattributes", repo.path / ".git/config", repo.path / ".git/hooks/post-merge"]
+    before = [f.read_bytes() for f in files]
+    again = repo.cli("git-setup", "--root", str(repo.root))
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert [f.read_bytes() for f in files] == before
