@@ -66,7 +66,7 @@ def _add_lines(path: Path, lines: list[str], header: str) -> bool:
 
 
 def _hook_line(name: str) -> str:
-    return f"{_python()} -m {MODULE} hook {name} \"$@\" {MARK}"
+    return f'{_python()} -m {MODULE} hook {name} "$@" {MARK}'
 
 
 def _install_hook(path: Path, name: str) -> bool:
@@ -77,7 +77,7 @@ def _install_hook(path: Path, name: str) -> bool:
         if line in lines:
             return False
         kept = [x for x in lines if not x.endswith(MARK)]
-        text = "\n".join(kept + [line]) + "\n"
+        text = "\n".join([*kept, line]) + "\n"
     else:
         text = f"#!/bin/sh\n{line}\n"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +102,10 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
         raise GitSetupError(f"the plans ({root}) are not inside this repository ({top}); pass --root") from None
     done: list[str] = []
     driver = f"{_python()} -m {MODULE} driver %O %A %B %P"
-    for key, value in ((f"merge.{DRIVER_NAME}.name", "planning-mcp task files"), (f"merge.{DRIVER_NAME}.driver", driver)):
+    for key, value in (
+        (f"merge.{DRIVER_NAME}.name", "planning-mcp task files"),
+        (f"merge.{DRIVER_NAME}.driver", driver),
+    ):
         try:
             current = _git(top, "config", "--local", "--get", key)
         except GitSetupError:

@@ -31,7 +31,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ Doc = dict[str, Any]
 # ---------------------------------------------------------------- the merge driver
 
 
-def _read_doc(path: str) -> Doc | None | bytes:
+def _read_doc(path: str) -> Doc | bytes | None:
     """A task file's JSON object; None for an empty or missing file (git's base of an add/add);
     the raw bytes when they are not a task object (kept as they are)."""
     try:
@@ -117,7 +117,7 @@ def merge_task(base: Doc, ours: Doc, theirs: Doc, branch: str | None = None) -> 
         elif key == "metadata" and all(isinstance(v, dict) or v is None for v in (b, o, t)):
             merged[key], lost = _merge_metadata(b or {}, o or {}, t or {}, theirs_win)
             losses += [(f"metadata.{k}", v) for k, v in lost]
-        elif o == b or o == t:
+        elif o in (b, t):
             _put(merged, key, t, key in theirs)
         elif t == b:
             _put(merged, key, o, key in ours)
@@ -141,7 +141,7 @@ def _merge_metadata(base: Doc, ours: Doc, theirs: Doc, theirs_win: bool) -> tupl
     lost: list[tuple[str, Any]] = []
     for key in [*ours, *(k for k in theirs if k not in ours), *(k for k in base if k not in ours and k not in theirs)]:
         b, o, t = base.get(key), ours.get(key), theirs.get(key)
-        if o == b or o == t:
+        if o in (b, t):
             value, present = t, key in theirs
         elif t == b:
             value, present = o, key in ours
