@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,29 @@ def _install_hook(path: Path, name: str) -> bool:
     return True
 
 
+STRATEGY = "planning-mcp"  # git runs git-merge-planning-mcp (a console script of this package)
+# Octopus merges use our strategy; a two-head merge tries git's own first and ours only when
+# that leaves conflicts (a task deleted on one side and edited on the other).
+STRATEGIES = {"pull.octopus": STRATEGY, "pull.twohead": f"ort {STRATEGY}"}
+
+
+def _strategies(top: Path) -> list[str]:
+    if shutil.which(f"git-merge-{STRATEGY}") is None:
+        return [f"git-merge-{STRATEGY} is not on PATH: octopus merges of plans will stop at a conflict"]
+    done = []
+    for key, value in STRATEGIES.items():
+        try:
+            current: str | None = _git(top, "config", "--get", key)
+        except GitSetupError:
+            current = None
+        if current is None:
+            _git(top, "config", "--local", key, value)
+            done.append(f"git config {key} '{value}'")
+        elif current != value:
+            done.append(f"{key} is already '{current}' here; left as it is (ours: '{value}')")
+    return done
+
+
 def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
     """Set up the repository around `cwd`; the lines say what changed (none: all was there)."""
     if choice.folder is None:
@@ -113,6 +137,7 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
         if current != value:
             _git(top, "config", "--local", key, value)
             done.append(f"git config {key}")
+    done += _strategies(top)
     if _add_lines(top / ".gitattributes", attribute_lines(rel), "# planning-mcp: plans merge without conflicts"):
         done.append(f"{top / '.gitattributes'}: the plans' merge rules (commit it)")
     hooks = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-path", "hooks"))

@@ -3,8 +3,10 @@ ids unique, edges followed, and the renumbering told once."""
 
 from __future__ import annotations
 
+import json
+
 from planning_core.stores.files import FileStore
-from planning_core.stores.files.gitmerge import MERGE_KEPT, MERGED_FROM
+from planning_core.stores.files.gitmerge import MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.support.gitrepo import Repo
 
@@ -106,3 +108,79 @@ def test_git_setup_is_idempotent(repo: Repo) -> None:
     again = repo.cli("git-setup", "--root", str(repo.root))
     assert again.returncode == 0 and "nothing changed" in again.stdout
     assert [f.read_bytes() for f in files] == before
+
+
+def test_octopus_merge_of_three_branches(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    for branch in ("x", "y"):
+        repo.git("checkout", "-q", "-b", branch, "main")
+        p = repo.planner()
+        p.create_task(plan, f"{branch}3", blocked_by=[1])
+        p.create_task(plan, f"{branch}4", blocked_by=[3])
+        repo.commit(branch)
+    repo.git("checkout", "-q", "main")
+    repo.planner().create_task(plan, "main3")
+    repo.commit("main")
+    repo.git("merge", "--no-edit", "x", "y")
+    assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 4
+    tasks = by_subject(plan_is_whole(repo))
+    assert set(tasks) == {"a", "b", "main3", "x3", "x4", "y3", "y4"}
+    assert tasks["main3"]["id"] == 3
+    for branch in ("x", "y"):
+        third, fourth = tasks[f"{branch}3"], tasks[f"{branch}4"]
+        assert third["metadata"][MERGED_FROM] == {"id": 3, "branch": branch}
+        assert fourth["blockedBy"] == [third["id"]] and third["blockedBy"] == [1]
+
+
+def test_deleted_on_one_side_and_edited_on_the_other_is_kept(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "gone")
+    repo.planner().update_task(plan, 2, status="deleted")
+    repo.commit("delete b")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, subject="b edited")
+    repo.commit("edit b")
+    merged = repo.git("merge", "--no-edit", "gone")
+    assert "deleted on one side and edited on the other; kept" in merged.stderr
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["b edited"]["id"] == 2
+
+
+def test_a_cycle_made_by_the_merge_is_broken_and_reported(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "x")
+    repo.planner().update_task(plan, 1, add_blocked_by=[2])
+    repo.commit("a after b")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, add_blocked_by=[1])
+    repo.commit("b after a")
+    merged = repo.git("merge", "--no-edit", "x")
+    assert "#2 no longer blocked by #1" in merged.stderr
+    tasks = plan_is_whole(repo)
+    assert tasks[1]["blockedBy"] == [2] and tasks[2]["blockedBy"] == []
+    assert tasks[2]["metadata"][MERGE_DROPPED] == [1]
+
+
+def test_a_task_file_hand_edited_into_invalid_json_is_kept(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "hand")
+    broken = b'{"id": 1, "subject": "a", oops\n'
+    (repo.folder() / "task_1.json").write_bytes(broken)
+    repo.commit("a hand edit")
+    repo.git("checkout", "-q", "main")
+    p = repo.planner()
+    p.update_task(plan, 1, subject="a on main")
+    p.create_task(plan, "c", blocked_by=[1])
+    repo.commit("main work")
+    merged = repo.git("merge", "--no-edit", "hand")
+    assert "task_1.json: not a valid task file on one side; kept as it is" in merged.stderr
+    folder = repo.folder()
+    assert (folder / "task_1.json").read_bytes() == broken  # never overwritten
+    saved = repo.path / ".git" / "planning-mcp-merge" / "kept" / ".planning" / "todo" / plan / "task_1.json.ours"
+    assert json.loads(saved.read_text())["subject"] == "a on main"  # the other side's version is not lost
+    c = json.loads((folder / "task_3.json").read_text())
+    assert c["blockedBy"] == [1]  # a link to the unreadable task stays
+    # The store reports it as it reports any unreadable task file.
+    snap = FileStore(repo.root).snapshot(plan)
+    assert [bad.task_id for bad in snap.corrupt] == [1]
+    assert repo.tracked_status() == ""

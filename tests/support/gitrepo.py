@@ -7,6 +7,7 @@ import datetime as dt
 import itertools
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,10 @@ class Repo:
         return repo
 
     def env(self) -> dict[str, str]:
-        return child_env(GIT_ENV)
+        """git's environment; this package's commands (the merge strategy) on PATH, as an install puts them."""
+        env = child_env(GIT_ENV)
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        return env
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(

@@ -8,7 +8,16 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-from .gitmerge import run_driver, run_hook
+from .gitmerge import run_driver, run_hook, run_strategy
+
+
+def strategy() -> int:
+    """The `git-merge-planning-mcp` command git runs for `git merge -s planning-mcp`."""
+    try:
+        return run_strategy(sys.argv[1:])
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"planning-mcp: the merge strategy failed: {e}", file=sys.stderr)
+        return 2
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -46,6 +46,7 @@ MERGED_FROM = "mergedFrom"  # metadata: {"id": old id, "branch": ...} of a renum
 MERGE_KEPT = "mergeKept"  # metadata: field -> the losing side's value, with its updatedAt
 MERGE_DROPPED = "mergeDroppedBlockedBy"  # metadata: blockers dropped to break a cycle
 PENDING = "planning-mcp-merge"  # under the git directory: plans to fix, other sides' versions
+MERGING = "PLANNING_MCP_MERGING"  # set by our strategy for the driver: the branch merged in
 EDGES = ("blockedBy", "blocks")
 Doc = dict[str, Any]
 
@@ -212,7 +213,10 @@ def _hwm_value(path: str) -> int | None:
 
 
 def _branch_label() -> str | None:
-    """The branch being merged in, when git says (it sets GITHEAD_<commit> for `git merge`)."""
+    """The branch being merged in, when known: our strategy says (MERGING), else git (it sets
+    GITHEAD_<commit> for each head of a `git merge`)."""
+    if os.environ.get(MERGING):
+        return os.environ[MERGING]
     names = [v for k, v in os.environ.items() if k.startswith("GITHEAD_") and v != "HEAD"]
     return names[-1] if len(names) == 1 else None
 
@@ -524,3 +528,55 @@ def _fold_into_head(top: Path) -> None:
     args = ["git", "commit-tree", tree, *(x for p in parents for x in ("-p", p))]
     new = subprocess.run(args, cwd=top, input=message + "\n", capture_output=True, text=True, env=env, check=True)
     git("update-ref", "-m", "planning-mcp: merged tasks renumbered", "HEAD", new.stdout.strip(), head, cwd=str(top))
+
+
+# ---------------------------------------------------------------- the merge strategy
+
+
+def _unmerged() -> dict[str, set[str]]:
+    """Paths git could not merge, with the stages it has of each (1 base, 2 ours, 3 theirs)."""
+    stages: dict[str, set[str]] = {}
+    for line in git("ls-files", "-u", "-z").split("\0"):
+        if line:
+            info, path = line.split("\t", 1)
+            stages.setdefault(path, set()).add(info.split()[2])
+    return stages
+
+
+def _keep_edited(top: Path) -> bool:
+    """A task file deleted on one side and edited on the other: keep the edited one (git left
+    it in the tree) and say so. True when nothing else is left unmerged."""
+    left = False
+    for path, stages in _unmerged().items():
+        edited_one_side = "1" in stages and len(stages - {"1"}) == 1
+        if edited_one_side and TASK_FILE.fullmatch(os.path.basename(path)) and (top / path).is_file():
+            git("add", "--", path, cwd=str(top))
+            note = f"{path}: deleted on one side and edited on the other; kept"
+            _mark_pending(os.path.dirname(path), note)
+        else:
+            left = True
+    return not left
+
+
+def run_strategy(args: Sequence[str]) -> int:
+    """`git merge -s planning-mcp` (git-setup makes it the octopus strategy and the fallback of
+    a two-head merge): each head merged in turn with git's own merge, which uses our driver,
+    and a task deleted on one side and edited on the other kept. 0 merged; 1 conflicts left."""
+    if "--" not in args:
+        return 2
+    cut = list(args).index("--")
+    head, remotes = args[cut + 1], list(args[cut + 2 :])
+    top = Path(git("rev-parse", "--show-toplevel"))
+    current = head
+    for i, remote in enumerate(remotes):
+        bases = git("merge-base", "--all", current, remote).split()
+        label = os.environ.get(f"GITHEAD_{git('rev-parse', remote)}", remote)
+        env = {**os.environ, MERGING: label}
+        done = subprocess.run(["git", "merge-recursive", *bases, "--", current, remote], cwd=top, env=env)
+        if done.returncode and not _keep_edited(top):
+            return 1
+        if i + 1 < len(remotes):  # the next head is merged into what is merged so far
+            tree = git("write-tree", cwd=str(top))
+            made = ["commit-tree", tree, "-p", current, "-p", remote, "-m", "planning-mcp: octopus step"]
+            current = git(*made, cwd=str(top))
+    return 0
