@@ -94,8 +94,14 @@ STRATEGIES = {"pull.octopus": STRATEGY, "pull.twohead": f"ort {STRATEGY}"}
 
 
 def _strategies(top: Path) -> list[str]:
-    if shutil.which(f"git-merge-{STRATEGY}") is None:
-        return [f"git-merge-{STRATEGY} is not on PATH: octopus merges of plans will stop at a conflict"]
+    if shutil.which(f"git-merge-{STRATEGY}") is None:  # git would refuse every merge naming it
+        print(
+            f"planning-mcp: git-merge-{STRATEGY} (installed with planning-mcp) is not on PATH, so octopus"
+            " merges and a task deleted on one side and edited on the other still stop at a conflict;"
+            " put it on PATH and run git-setup again",
+            file=sys.stderr,
+        )
+        return []
     done = []
     for key, value in STRATEGIES.items():
         try:

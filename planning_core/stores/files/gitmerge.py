@@ -221,6 +221,23 @@ def _branch_label() -> str | None:
     return names[-1] if len(names) == 1 else None
 
 
+def _by_path_id(path: str, base: Doc | bytes | None, ours: Doc, theirs: Doc) -> tuple[Doc | None, Doc, Doc]:
+    """git's rename detection can pair one task's file with another's (a task deleted and a
+    similar one created): the version whose id is not the file's is kept whole, parked to go
+    back to its own id, and the file is merged from the versions that are this task."""
+    m = TASK_FILE.fullmatch(os.path.basename(path))
+    file_id = int(m.group(1)) if m else None
+    if not isinstance(base, dict) or base.get("id") != file_id:
+        base = None
+    if ours.get("id") != file_id and theirs.get("id") == file_id:
+        parked = [*_incoming(theirs), _without(ours, INCOMING), *_incoming(ours)]
+        return None, {**theirs, INCOMING: parked}, theirs
+    if theirs.get("id") != file_id:
+        parked = [*_incoming(ours), _without(theirs, INCOMING), *_incoming(theirs)]
+        return None, ours, {**ours, INCOMING: parked}
+    return base, ours, theirs
+
+
 def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
     """git's merge driver: the result goes into ours_path; 0 when merged."""
     name = os.path.basename(path)
@@ -247,7 +264,7 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> i
             Path(ours_path).write_bytes(Path(theirs_path).read_bytes())
         _mark_pending(plan, f"{path}: not a valid task file on one side; kept as it is, the other version in {saved}")
         return 0
-    merged, parked = merge_task_file(base if isinstance(base, dict) else None, ours, theirs, _branch_label())
+    merged, parked = merge_task_file(*_by_path_id(path, base, ours, theirs), _branch_label())
     # git's own temporary file, read back by git: no need for the store's crash-safe write.
     Path(ours_path).write_bytes(task_text(merged))
     if parked or merged.get("blockedBy") != ours.get("blockedBy"):
@@ -339,6 +356,10 @@ def _renumber(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp)
     for task_id in sorted(docs):
         for newcomer in _incoming(docs[task_id]):
             side = newcomer.pop(INCOMING_BRANCH, None) or branch
+            own = newcomer.get("id")
+            if isinstance(own, int) and own != task_id and own not in docs and own >= 1:
+                docs[own] = newcomer  # git took it for a rename of another file: back to its own
+                continue
             next_id += 1
             moves[(side, task_id)] = next_id
             parked.append((task_id, {**newcomer, INCOMING_BRANCH: side}))
