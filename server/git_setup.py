@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS
+from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS, PENDING, PENDING_PLANS
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
 
 from .store_choice import StoreChoice, add_store_arguments
@@ -67,7 +67,10 @@ def _add_lines(path: Path, lines: list[str], header: str) -> bool:
 
 
 def _hook_line(name: str) -> str:
-    return f'{_python()} -m {MODULE} hook {name} "$@" {MARK}'
+    # The shell looks for a merge to fix first: every commit runs the hook, and starting
+    # Python for nothing would slow each one.
+    marker = f'"$(git rev-parse --absolute-git-dir)/{PENDING}/{PENDING_PLANS}"'
+    return f'[ ! -f {marker} ] || {_python()} -m {MODULE} hook {name} "$@" {MARK}'
 
 
 def _install_hook(path: Path, name: str) -> bool:

@@ -48,11 +48,12 @@ def test_merge_of_branches_that_both_created_tasks(repo: Repo) -> None:
     assert "CONFLICT" not in merged.stdout
     assert_diverged_merge(repo, "feature")
     assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3  # still the merge commit
-    # The server tells it once, at start-up (the store's recovery lines), then never again.
-    store = FileStore(repo.root)
-    said = store.recover()
-    assert any("#3 -> #5 (from feature)" in line for line in said), said
-    assert not any("#3 -> #5" in line for line in store.recover())
+    # The server tells it once, at start-up, then never again.
+    first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))  # stdin at EOF: start, then stop
+    assert first.returncode == 0, first.stderr
+    line = "plan 2026-12-01-work: merged tasks renumbered (both branches used these ids): #3 -> #5 (from feature)"
+    assert line in first.stderr
+    assert "renumbered" not in second.stderr
     assert repo.git("status", "--porcelain").stdout == ""  # the note file is not for committing
 
 

@@ -75,7 +75,13 @@ class Repo:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [console_script(), *args], cwd=self.path, capture_output=True, text=True, env=self.env(), timeout=60
+            [console_script(), *args],
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=60,
+            stdin=subprocess.DEVNULL,
         )
 
     def setup(self) -> None:

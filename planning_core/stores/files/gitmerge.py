@@ -46,6 +46,7 @@ MERGED_FROM = "mergedFrom"  # metadata: {"id": old id, "branch": ...} of a renum
 MERGE_KEPT = "mergeKept"  # metadata: field -> the losing side's value, with its updatedAt
 MERGE_DROPPED = "mergeDroppedBlockedBy"  # metadata: blockers dropped to break a cycle
 PENDING = "planning-mcp-merge"  # under the git directory: plans to fix, other sides' versions
+PENDING_PLANS = "plans"  # in PENDING: the plan folders a driver merged, one a line
 MERGING = "PLANNING_MCP_MERGING"  # set by our strategy for the driver: the branch merged in
 EDGES = ("blockedBy", "blocks")
 Doc = dict[str, Any]
@@ -287,7 +288,7 @@ def _pending_dir() -> Path:
 def _mark_pending(plan: str, note: str | None = None) -> None:
     folder = _pending_dir()
     folder.mkdir(exist_ok=True)
-    with open(folder / "plans", "a", encoding="utf-8") as f:
+    with open(folder / PENDING_PLANS, "a", encoding="utf-8") as f:
         f.write(plan + "\n")
     if note:
         with open(folder / "notes", "a", encoding="utf-8") as f:
@@ -508,7 +509,7 @@ def run_hook(name: str, args: Sequence[str]) -> int:
     if name == "post-commit" and any((git_dir / d).is_dir() for d in SEQUENCES):
         return 0  # the picks of a rebase go on from the commit they made; fixed when it ends
     pending = git_dir / PENDING
-    plans_file = pending / "plans"
+    plans_file = pending / PENDING_PLANS
     if not plans_file.is_file():
         return 0
     top = Path(git("rev-parse", "--show-toplevel"))
