@@ -119,6 +119,16 @@ def _strategies(top: Path) -> list[str]:
     return done
 
 
+def _plans_in_repo(root: Path, top: Path) -> str:
+    """Where the plans are inside the repository, as .gitattributes names them. In a linked
+    worktree the default plans are the main working tree's: the same path from its top."""
+    common = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    for tree in (top.resolve(), common.parent.resolve()):
+        if root.is_relative_to(tree):
+            return root.relative_to(tree).as_posix()
+    raise GitSetupError(f"the plans ({root}) are not inside this repository ({top}); pass --root")
+
+
 def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
     """Set up the repository around `cwd`; the lines say what changed (none: all was there)."""
     if choice.folder is None:
@@ -128,11 +138,7 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
         top = Path(_git(where, "rev-parse", "--show-toplevel"))
     except (GitSetupError, OSError) as e:
         raise GitSetupError(f"run git-setup inside a git working tree ({e})") from None
-    root = choice.folder.resolve()
-    try:
-        rel = root.relative_to(top.resolve()).as_posix()
-    except ValueError:
-        raise GitSetupError(f"the plans ({root}) are not inside this repository ({top}); pass --root") from None
+    rel = _plans_in_repo(choice.folder.resolve(), top)
     done: list[str] = []
     driver = f"{_python()} -m {MODULE} driver %O %A %B %P"
     for key, value in (

@@ -47,3 +47,14 @@ def test_an_existing_hook_keeps_its_lines(tmp_path: Path) -> None:
     assert ".planning/**/task_*.json merge=planning-mcp" in attributes
     again = run(repo.path, "--root", str(repo.root))
     assert "nothing changed" in again.stdout and hook.read_text().splitlines() == lines
+
+
+def test_in_a_linked_worktree_with_the_main_trees_plans(tmp_path: Path) -> None:
+    """A linked worktree's server uses the main working tree's plans by default: git-setup
+    there names the same paths, and installs the hooks every worktree runs."""
+    repo = Repo.create(tmp_path / "repo", setup=False)
+    repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    done = run(tmp_path / "side", "--root", str(repo.root))
+    assert done.returncode == 0, done.stderr
+    assert ".planning/**/task_*.json merge=planning-mcp" in (tmp_path / "side" / ".gitattributes").read_text()
+    assert (repo.path / ".git" / "hooks" / "post-merge").is_file()
