@@ -499,8 +499,9 @@ def _operation_branch(git_dir: Path) -> str | None:
 
 
 def run_hook(name: str, args: Sequence[str]) -> int:
-    """post-merge and post-commit: fix the plans a merge driver marked, then fold the fix into
-    the commit just made (amend), so the history never holds a parked task for long."""
+    """post-merge, post-commit and post-rewrite (a rebase): fix the plans a merge driver marked,
+    then fold the fix into the commit just made, so the history never holds a parked task
+    for long."""
     if os.environ.get(IN_HOOK):
         return 0
     git_dir = Path(git("rev-parse", "--absolute-git-dir"))
