@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .atomicfile import replace_many
-from .taskfiles import HIGHWATERMARK, MAX_TASK_FILE_BYTES, MERGE_NOTES, TASK_FILE, task_filename
+from .planlock import LockTimeout, LockUnavailable, plan_lock
+from .taskfiles import HIGHWATERMARK, LOCK, MAX_TASK_FILE_BYTES, MERGE_NOTES, TASK_FILE, task_filename
 
 DRIVER_NAME = "planning-mcp"
 INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
@@ -477,7 +478,7 @@ def take_notes(folder: Path) -> list[str]:
 
 HOOKS = ("post-merge", "post-commit", "post-rewrite")
 SEQUENCES = ("rebase-merge", "rebase-apply", "sequencer")  # a rebase or a series of picks under way
-IN_HOOK = "PLANNING_MCP_IN_GIT_HOOK"  # set while our own amend runs, so its hooks do nothing
+LOCK_WAIT = 30.0  # seconds for a server's write of the plan to finish before the fix-up
 
 
 def _operation_branch(git_dir: Path) -> str | None:
@@ -502,8 +503,6 @@ def run_hook(name: str, args: Sequence[str]) -> int:
     """post-merge, post-commit and post-rewrite (a rebase): fix the plans a merge driver marked,
     then fold the fix into the commit just made, so the history never holds a parked task
     for long."""
-    if os.environ.get(IN_HOOK):
-        return 0
     git_dir = Path(git("rev-parse", "--absolute-git-dir"))
     if name == "post-rewrite" and args[:1] != ["rebase"]:
         return 0  # an amend: post-commit ran for it
@@ -526,7 +525,16 @@ def run_hook(name: str, args: Sequence[str]) -> int:
         folder = top / plan
         if not folder.is_dir():
             continue
-        fixed = fix_plan(folder, branch)
+        try:
+            with plan_lock(folder / LOCK, LOCK_WAIT):  # a server may be writing this plan
+                fixed = fix_plan(folder, branch)
+        except (LockTimeout, LockUnavailable) as e:
+            _mark_pending(plan)  # the next commit tries again
+            print(
+                f"planning-mcp: plan {folder.name} not fixed after the merge ({e}); it will be at the next commit",
+                file=sys.stderr,
+            )
+            continue
         lines = fixed.lines(folder.name) + [n for n in notes if n.startswith(plan + "/")]
         add_notes(folder, lines)
         for line in lines:
