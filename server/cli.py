@@ -1,5 +1,5 @@
 """The `planning-mcp` command: serve (stdio, http, sse), status, board, graph, watch,
-hook, --version. The MCP SDK is imported only when serving, so the other commands
+hook, git-setup, --version. The MCP SDK is imported only when serving, so the other commands
 (a Claude Code hook runs on every tool call) start fast.
 
 Exit codes: 0 done (also: the server stopped by Ctrl+C once the requests it had read were
@@ -27,6 +27,7 @@ from . import __version__
 from .board.web import add_web_parser, run_web
 from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
 from .copy_cmd import add_copy_parser, run_copy
+from .git_setup import add_git_setup_parser, run_git_setup
 from .http import ServeError, serve, token_from
 from .store_choice import (
     ROOT_PLACEHOLDER,
@@ -102,6 +103,7 @@ def parser() -> argparse.ArgumentParser:
     add_parsers(sub)
     add_web_parser(sub)
     add_copy_parser(sub)
+    add_git_setup_parser(sub)
     return p
 
 
@@ -148,6 +150,8 @@ def _run(args: argparse.Namespace) -> int:
         return run_view(args, choice)
     if args.command == "web":
         return run_web(args, choice)
+    if args.command == "git-setup":
+        return run_git_setup(choice)
     store: PlanStore | None = None
     try:
         if args.command == "status":

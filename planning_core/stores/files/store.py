@@ -35,6 +35,7 @@ from ...taskdoc import task_filename
 from ..views import KeptViews
 from . import atomicfile
 from .foldercache import FolderCache
+from .gitmerge import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .regularfile import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .taskfiles import (
@@ -316,7 +317,8 @@ class FileStore:
 
     def recover(self) -> list[str]:
         """After a crash: drop abandoned PlanCreate staging folders and temp files, drop
-        links to tasks that have no file, mirror blocks from blockedBy. Never fatal."""
+        links to tasks that have no file, mirror blocks from blockedBy; and what a git merge
+        changed (renumbered ids), once. Never fatal."""
         lines: list[str] = []
         self.clean_staging()
         for name in self.active_plans():
@@ -330,6 +332,7 @@ class FileStore:
                 lines.append(f"plan {name}: dropped links to tasks that have no file: {links}")
             if repaired.blocks:
                 lines.append(f"plan {name}: repaired blocks of tasks {repaired.blocks}")
+            lines += take_notes(self.todo / name)  # what a git merge changed, said once
         return lines
 
     def export_plans(self) -> Iterator[PlanRecord]:

@@ -19,6 +19,9 @@ TASK_FILE = re.compile(r"task_(\d+)\.json", re.ASCII)
 HIGHWATERMARK = ".highwatermark"
 LOCK = ".lock"
 PLAN_MD = "plan.md"
+# What a git merge changed in the plan (gitmerge.py writes it, the server reports it once);
+# never committed (git-setup puts it in .git/info/exclude).
+MERGE_NOTES = ".merge-notes"
 
 # The largest task file we read. The contract bounds a task's content (subject 200 and
 # description 20,000 characters, metadata 16 KB, nested at most validate.MAX_METADATA_DEPTH

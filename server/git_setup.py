@@ -1,0 +1,178 @@
+"""`planning-mcp git-setup`: what plain `git merge`, `rebase`, `cherry-pick` and `pull` need to
+merge committed plans without conflict or loss (docs/git.md): the merge driver in .git/config,
+the paths it merges in .gitattributes, the hooks that renumber after a merge, and the merge
+notes kept out of commits. Idempotent: a second run changes nothing."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS, PENDING, PENDING_PLANS
+from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
+
+from .store_choice import StoreChoice, add_store_arguments
+
+MARK = "# planning-mcp git-setup"
+MODULE = "planning_core.stores.files"
+
+
+class GitSetupError(Exception):
+    """One line: why the set-up cannot run here, and what to do."""
+
+
+def add_git_setup_parser(sub: Any) -> None:
+    g = sub.add_parser(
+        "git-setup",
+        help="set up this git repository so committed plans merge without conflicts (idempotent)",
+    )
+    add_store_arguments(g)
+
+
+def _git(top: Path | None, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=top, capture_output=True, text=True)
+    if done.returncode:
+        raise GitSetupError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"git {args[0]} failed")
+    return done.stdout.strip()
+
+
+def _python() -> str:
+    return shlex.quote(sys.executable)
+
+
+def attribute_lines(rel: str) -> list[str]:
+    prefix = "" if rel in ("", ".") else rel.rstrip("/") + "/"
+    return [
+        f"{prefix}**/task_*.json merge={DRIVER_NAME}",
+        f"{prefix}**/{HIGHWATERMARK} merge={DRIVER_NAME}",
+        f"{prefix}**/{PLAN_MD} merge=union",
+    ]
+
+
+def _add_lines(path: Path, lines: list[str], header: str) -> bool:
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    have = set(text.splitlines())
+    missing = [line for line in lines if line not in have]
+    if not missing:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lead = "" if not text or text.endswith("\n") else "\n"
+    path.write_text(text + lead + "\n".join([header, *missing]) + "\n", encoding="utf-8")
+    return True
+
+
+def _hook_line(name: str) -> str:
+    # The shell looks for a merge to fix first: every commit runs the hook, and starting
+    # Python for nothing would slow each one.
+    marker = f'"$(git rev-parse --absolute-git-dir)/{PENDING}/{PENDING_PLANS}"'
+    return f'[ ! -f {marker} ] || {_python()} -m {MODULE} hook {name} "$@" {MARK}'
+
+
+def _install_hook(path: Path, name: str) -> bool:
+    """Our line in the hook, keeping whatever else the hook does."""
+    line = _hook_line(name)
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if line in lines:
+            return False
+        kept = [x for x in lines if not x.endswith(MARK)]
+        text = "\n".join([*kept, line]) + "\n"
+    else:
+        text = f"#!/bin/sh\n{line}\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.chmod(path, 0o755)
+    return True
+
+
+STRATEGY = "planning-mcp"  # git runs git-merge-planning-mcp (a console script of this package)
+# Octopus merges use our strategy; a two-head merge tries git's own first and ours only when
+# that leaves conflicts (a task deleted on one side and edited on the other).
+STRATEGIES = {"pull.octopus": STRATEGY, "pull.twohead": f"ort {STRATEGY}"}
+
+
+def _strategies(top: Path) -> list[str]:
+    if shutil.which(f"git-merge-{STRATEGY}") is None:  # git would refuse every merge naming it
+        print(
+            f"planning-mcp: git-merge-{STRATEGY} (installed with planning-mcp) is not on PATH, so octopus"
+            " merges and a task deleted on one side and edited on the other still stop at a conflict;"
+            " put it on PATH and run git-setup again",
+            file=sys.stderr,
+        )
+        return []
+    done = []
+    for key, value in STRATEGIES.items():
+        try:
+            current: str | None = _git(top, "config", "--get", key)
+        except GitSetupError:
+            current = None
+        if current is None:
+            _git(top, "config", "--local", key, value)
+            done.append(f"git config {key} '{value}'")
+        elif current != value:
+            done.append(f"{key} is already '{current}' here; left as it is (ours: '{value}')")
+    return done
+
+
+def _plans_in_repo(root: Path, top: Path) -> str:
+    """Where the plans are inside the repository, as .gitattributes names them. In a linked
+    worktree the default plans are the main working tree's: the same path from its top."""
+    common = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    for tree in (top.resolve(), common.parent.resolve()):
+        if root.is_relative_to(tree):
+            return root.relative_to(tree).as_posix()
+    raise GitSetupError(f"the plans ({root}) are not inside this repository ({top}); pass --root")
+
+
+def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
+    """Set up the repository around `cwd`; the lines say what changed (none: all was there)."""
+    if choice.folder is None:
+        raise GitSetupError("git-setup is for plans kept in files (--root DIR), not in a database")
+    where = cwd or Path.cwd()
+    try:
+        top = Path(_git(where, "rev-parse", "--show-toplevel"))
+    except (GitSetupError, OSError) as e:
+        raise GitSetupError(f"run git-setup inside a git working tree ({e})") from None
+    rel = _plans_in_repo(choice.folder.resolve(), top)
+    done: list[str] = []
+    driver = f"{_python()} -m {MODULE} driver %O %A %B %P"
+    for key, value in (
+        (f"merge.{DRIVER_NAME}.name", "planning-mcp task files"),
+        (f"merge.{DRIVER_NAME}.driver", driver),
+    ):
+        try:
+            current = _git(top, "config", "--local", "--get", key)
+        except GitSetupError:
+            current = None
+        if current != value:
+            _git(top, "config", "--local", key, value)
+            done.append(f"git config {key}")
+    done += _strategies(top)
+    if _add_lines(top / ".gitattributes", attribute_lines(rel), "# planning-mcp: plans merge without conflicts"):
+        done.append(f"{top / '.gitattributes'}: the plans' merge rules (commit it)")
+    hooks = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
+    for name in HOOKS:
+        if _install_hook(hooks / name, name):
+            done.append(f"hook {hooks / name}")
+    exclude = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude"))
+    if _add_lines(exclude, [MERGE_NOTES], "# planning-mcp: merge notes are read once by the server"):
+        done.append(f"{exclude}: {MERGE_NOTES}")
+    return done
+
+
+def run_git_setup(choice: StoreChoice) -> int:
+    try:
+        done = git_setup(choice)
+    except (GitSetupError, OSError) as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return 2
+    if done:
+        print("planning-mcp git-setup: " + "; ".join(done))
+    else:
+        print("planning-mcp git-setup: already set up; nothing changed")
+    return 0

@@ -1,0 +1,187 @@
+"""Committed plans merged with plain git commands, after `planning-mcp git-setup`: nothing lost,
+ids unique, edges followed, and the renumbering told once."""
+
+from __future__ import annotations
+
+import json
+
+from planning_core.stores.files import FileStore
+from planning_core.stores.files.gitmerge import MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
+from tests.git.conftest import by_subject, plan_is_whole
+from tests.support.gitrepo import Repo
+
+
+def diverge(repo: Repo) -> str:
+    """main and feature both create task #3 (and feature #4 blocked by its #3) and both
+    rename task #1, main later."""
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "feature")
+    p = repo.planner()
+    p.create_task(plan, "feat3", blocked_by=[2])
+    p.create_task(plan, "feat4", blocked_by=[3])
+    p.update_task(plan, 1, subject="a on feature")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    p = repo.planner()
+    p.create_task(plan, "main3", blocked_by=[1])
+    p.update_task(plan, 1, subject="a on main")
+    repo.commit("main work")
+    return plan
+
+
+def assert_diverged_merge(repo: Repo, branch: str) -> None:
+    tasks = by_subject(plan_is_whole(repo))
+    assert set(tasks) == {"a on main", "b", "main3", "feat3", "feat4"}
+    assert tasks["main3"]["id"] == 3  # the branch merged into keeps its ids
+    feat3 = tasks["feat3"]
+    assert feat3["id"] == 5  # above the high-water mark of both sides (4)
+    assert feat3["metadata"][MERGED_FROM] == {"id": 3, "branch": branch}
+    assert tasks["feat4"]["blockedBy"] == [5]  # the edge followed the renumbered task
+    assert feat3["blockedBy"] == [2] and tasks["main3"]["blockedBy"] == [1]
+    kept = tasks["a on main"]["metadata"][MERGE_KEPT]["subject"]
+    assert kept["value"] == "a on feature"  # the losing side's value is not dropped
+
+
+def test_merge_of_branches_that_both_created_tasks(repo: Repo) -> None:
+    diverge(repo)
+    merged = repo.git("merge", "--no-edit", "feature")
+    assert "CONFLICT" not in merged.stdout
+    assert_diverged_merge(repo, "feature")
+    assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3  # still the merge commit
+    # The server tells it once, at start-up, then never again.
+    first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))  # stdin at EOF: start, then stop
+    assert first.returncode == 0, first.stderr
+    line = "plan 2026-12-01-work: merged tasks renumbered (both branches used these ids): #3 -> #5 (from feature)"
+    assert line in first.stderr
+    assert "renumbered" not in second.stderr
+    assert repo.git("status", "--porcelain").stdout == ""  # the note file is not for committing
+
+
+def test_without_git_setup_the_same_merge_conflicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = Repo.create(tmp_path / "plain", setup=False)
+    diverge(repo)
+    merged = repo.git("merge", "--no-edit", "feature", check=False)
+    assert merged.returncode != 0 and "CONFLICT" in merged.stdout
+
+
+def test_rebase_renumbers_the_rebased_branch(repo: Repo) -> None:
+    plan = diverge(repo)
+    repo.git("checkout", "-q", "feature")
+    p = repo.planner()  # a second commit that edits the colliding task again
+    p.update_task(plan, 3, description="started", owner="bob")
+    repo.commit("feature: start feat3")
+    repo.git("rebase", "-q", "main")
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["feat3"]["description"] == "started" and tasks["feat3"]["owner"] == "bob"
+    assert tasks["main3"]["owner"] == ""
+    assert_diverged_merge(repo, "feature")
+    assert repo.git("rev-list", "--count", "main..HEAD").stdout.strip() == "2"
+
+
+def test_cherry_pick(repo: Repo) -> None:
+    diverge(repo)
+    repo.git("cherry-pick", "feature")
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["feat3"]["id"] == 5 and tasks["feat4"]["blockedBy"] == [5]
+    assert tasks["feat3"]["metadata"][MERGED_FROM]["id"] == 3
+
+
+def test_pull_merge_and_pull_rebase(repo: Repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """On feature, `git pull` of main: a merge keeps feature's ids (main's #3 is renumbered);
+    a rebase replays feature onto main (feature's #3 is renumbered)."""
+    diverge(repo)
+    for mode, moved, stays in (("--no-rebase", "main3", "feat3"), ("--rebase", "feat3", "main3")):
+        clone = Repo(tmp_path / f"clone{mode}", clock=repo.clock)
+        repo.git("clone", "-q", "-b", "feature", str(repo.path), str(clone.path))
+        clone.cli("git-setup", "--root", str(clone.root))  # what the set-up writes to .git is not cloned
+        assert clone.tracked_status() == ""
+        clone.git("pull", "-q", mode, "--no-edit", "origin", "main")
+        tasks = by_subject(plan_is_whole(clone))
+        assert set(tasks) == {"a on main", "b", "main3", "feat3", "feat4"}
+        assert tasks[stays]["id"] == 3 and tasks[moved]["id"] == 5
+        assert tasks[moved]["metadata"][MERGED_FROM]["id"] == 3
+        assert tasks["feat4"]["blockedBy"] == [tasks["feat3"]["id"]]
+
+
+def test_git_setup_is_idempotent(repo: Repo) -> None:
+    files = [repo.path / ".gitattributes", repo.path / ".git/config", repo.path / ".git/hooks/post-merge"]
+    before = [f.read_bytes() for f in files]
+    again = repo.cli("git-setup", "--root", str(repo.root))
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert [f.read_bytes() for f in files] == before
+
+
+def test_octopus_merge_of_three_branches(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    for branch in ("x", "y"):
+        repo.git("checkout", "-q", "-b", branch, "main")
+        p = repo.planner()
+        p.create_task(plan, f"{branch}3", blocked_by=[1])
+        p.create_task(plan, f"{branch}4", blocked_by=[3])
+        repo.commit(branch)
+    repo.git("checkout", "-q", "main")
+    repo.planner().create_task(plan, "main3")
+    repo.commit("main")
+    repo.git("merge", "--no-edit", "x", "y")
+    assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 4
+    tasks = by_subject(plan_is_whole(repo))
+    assert set(tasks) == {"a", "b", "main3", "x3", "x4", "y3", "y4"}
+    assert tasks["main3"]["id"] == 3
+    for branch in ("x", "y"):
+        third, fourth = tasks[f"{branch}3"], tasks[f"{branch}4"]
+        assert third["metadata"][MERGED_FROM] == {"id": 3, "branch": branch}
+        assert fourth["blockedBy"] == [third["id"]] and third["blockedBy"] == [1]
+
+
+def test_deleted_on_one_side_and_edited_on_the_other_is_kept(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "gone")
+    repo.planner().update_task(plan, 2, status="deleted")
+    repo.commit("delete b")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, subject="b edited")
+    repo.commit("edit b")
+    merged = repo.git("merge", "--no-edit", "gone")
+    assert "deleted on one side and edited on the other; kept" in merged.stderr
+    tasks = by_subject(plan_is_whole(repo))
+    assert tasks["b edited"]["id"] == 2
+
+
+def test_a_cycle_made_by_the_merge_is_broken_and_reported(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "x")
+    repo.planner().update_task(plan, 1, add_blocked_by=[2])
+    repo.commit("a after b")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, add_blocked_by=[1])
+    repo.commit("b after a")
+    merged = repo.git("merge", "--no-edit", "x")
+    assert "#2 no longer blocked by #1" in merged.stderr
+    tasks = plan_is_whole(repo)
+    assert tasks[1]["blockedBy"] == [2] and tasks[2]["blockedBy"] == []
+    assert tasks[2]["metadata"][MERGE_DROPPED] == [1]
+
+
+def test_a_task_file_hand_edited_into_invalid_json_is_kept(repo: Repo) -> None:
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "hand")
+    broken = b'{"id": 1, "subject": "a", oops\n'
+    (repo.folder() / "task_1.json").write_bytes(broken)
+    repo.commit("a hand edit")
+    repo.git("checkout", "-q", "main")
+    p = repo.planner()
+    p.update_task(plan, 1, subject="a on main")
+    p.create_task(plan, "c", blocked_by=[1])
+    repo.commit("main work")
+    merged = repo.git("merge", "--no-edit", "hand")
+    assert "task_1.json: not a valid task file on one side; kept as it is" in merged.stderr
+    folder = repo.folder()
+    assert (folder / "task_1.json").read_bytes() == broken  # never overwritten
+    saved = repo.path / ".git" / "planning-mcp-merge" / "kept" / ".planning" / "todo" / plan / "task_1.json.ours"
+    assert json.loads(saved.read_text())["subject"] == "a on main"  # the other side's version is not lost
+    c = json.loads((folder / "task_3.json").read_text())
+    assert c["blockedBy"] == [1]  # a link to the unreadable task stays
+    # The store reports it as it reports any unreadable task file.
+    snap = FileStore(repo.root).snapshot(plan)
+    assert [bad.task_id for bad in snap.corrupt] == [1]
+    assert repo.tracked_status() == ""
