@@ -48,6 +48,7 @@ from .txn import FileTransaction
 
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
+ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
 STAGING_PREFIX = ".staging-"
 
 
@@ -83,7 +84,19 @@ class FileStore:
         return str(self.root)
 
     def prepare(self) -> None:
-        self.ensure_writable()
+        """A root already there gets its layout; a root not there yet is only checked to be
+        creatable and is made by the first plan written, so a client that merely connects
+        (a health check) leaves nothing in the project."""
+        if os.path.lexists(self.root):
+            self.ensure_writable()
+            return
+        ancestor = self.root.parent
+        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not a folder")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not writable")
 
     def close(self) -> None:
         self.cache.close()
@@ -156,6 +169,16 @@ class FileStore:
         file edited in place moves no folder version: the names come from the paths."""
         from watchfiles import watch  # imported here: pollers need nothing of it
 
+        # A root not made yet (prepare leaves that to the first plan) cannot be watched:
+        # look for it, a stat every ROOT_LOOK_S, and watch it once it is there.
+        waited = 0.0
+        while not self.root.is_dir():
+            if stop.wait(ROOT_LOOK_S):
+                return
+            waited += ROOT_LOOK_S
+            if waited >= wait or self.root.is_dir():
+                waited = 0.0
+                yield set()
         try:
             for batch in watch(
                 self.root,
