@@ -131,20 +131,20 @@ def manifest() -> dict[str, object]:
     }
 
 
-def build_bundle() -> Path:
+def build_bundle(out: Path = BUNDLE) -> Path:
     """The bundle's folder: manifest, pyproject.toml (uv installs its dependencies), the
     README and licence texts it names, and the sources (tests and benchmarks left out)."""
-    if BUNDLE.exists():
-        shutil.rmtree(BUNDLE)
-    BUNDLE.mkdir(parents=True)
-    (BUNDLE / "manifest.json").write_text(json.dumps(manifest(), indent=2) + "\n", encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (out / "manifest.json").write_text(json.dumps(manifest(), indent=2) + "\n", encoding="utf-8")
     for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(REPO / name, BUNDLE / name)
-    shutil.copy2(ICON, BUNDLE / "icon.png")
+        shutil.copy2(REPO / name, out / name)
+    shutil.copy2(ICON, out / "icon.png")
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in ("planning_core", "server"):
-        shutil.copytree(REPO / package, BUNDLE / package, ignore=skip)
-    return BUNDLE
+        shutil.copytree(REPO / package, out / package, ignore=skip)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,11 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="what", required=True)
     c = sub.add_parser("commands", help="write commands/*.md from server/prompts.py")
     c.add_argument("--check", action="store_true", help="exit 1 if a committed command differs")
-    sub.add_parser("bundle", help="write the MCPB folder build/mcpb/ (then: mcpb pack build/mcpb)")
+    b = sub.add_parser("bundle", help="write the MCPB folder (then: mcpb pack build/mcpb)")
+    b.add_argument("--out", type=Path, default=BUNDLE, help="the folder to write (default: build/mcpb)")
     args = p.parse_args(argv)
     if args.what == "commands":
         return write_commands(args.check)
-    print(build_bundle())
+    print(build_bundle(args.out.absolute()))
     return 0
 
 
