@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="what", required=True)
     c = sub.add_parser("commands", help="write commands/*.md from server/prompts.py")
     c.add_argument("--check", action="store_true", help="exit 1 if a committed command differs")
-    b = sub.add_parser("bundle", help="write the MCPB folder (then: mcpb pack build/mcpb)")
+    b = sub.add_parser("bundle", help="write the MCPB folder (then: mcpb pack build/mcpb planning-mcp-VERSION.mcpb)")
     b.add_argument("--out", type=Path, default=BUNDLE, help="the folder to write (default: build/mcpb)")
     args = p.parse_args(argv)
     if args.what == "commands":
