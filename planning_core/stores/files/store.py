@@ -276,7 +276,9 @@ class FileStore:
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
         """Build the folder under a hidden temp name, then rename it into place."""
         try:
-            self.todo.mkdir(parents=True, exist_ok=True)
+            if not self.todo.is_dir():  # the first plan in a root that prepare left to be made
+                for folder in (self.todo, self.done):
+                    folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
