@@ -1,7 +1,7 @@
 """The host tools these tests drive for real: Claude Code's CLI and the MCP Bundle CLI
 (from npm, by tests/hosts/install.sh), and uv and pipx (from PyPI, by the test extra).
 
-Each is found through an environment variable (PLANNING_MCP_CLAUDE, PLANNING_MCP_MCPB,
+Each is found through an environment variable (PLANNING_MCP_CLAUDE_BIN, PLANNING_MCP_MCPB,
 PLANNING_MCP_NODE_BIN), else where install.sh puts it, else next to this interpreter (uv,
 pipx). Missing, a test skips, unless PLANNING_MCP_REQUIRE_HOST_TOOLS is set (CI sets it):
 then it fails, so a CI that lost an install step cannot pass by skipping."""
@@ -49,7 +49,7 @@ def node_bin() -> Path:
 
 
 def claude() -> Path:
-    return _need("Claude Code's CLI", _from_env("PLANNING_MCP_CLAUDE", HERE / "node_modules" / ".bin" / "claude"))
+    return _need("Claude Code's CLI", _from_env("PLANNING_MCP_CLAUDE_BIN", HERE / "node_modules" / ".bin" / "claude"))
 
 
 def mcpb() -> Path:
@@ -78,7 +78,8 @@ def host_env(home: Path, path: Sequence[Path], extra: Mapping[str, str] | None =
     what a command needs, and a PATH of exactly `path` plus the system's /usr/bin:/bin."""
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     keep = ("LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "PIP_CERT", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
+    proxies = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+    env = {k: os.environ[k] for k in (*keep, *proxies) if k in os.environ}
     env.update(
         HOME=str(home),
         CLAUDE_CONFIG_DIR=str(home / ".claude"),
