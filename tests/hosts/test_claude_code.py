@@ -130,3 +130,11 @@ def test_the_commands_are_the_servers_prompts() -> None:
         timeout=60,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_launcher_with_neither_planning_mcp_nor_uv_says_what_to_install(tmp_path: Path) -> None:
+    env = host_env(tmp_path / "home", [])  # /usr/bin:/bin only
+    r = run([REPO / "bin" / "planning-mcp", "--version"], env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 127
+    assert r.stdout == ""
+    assert "pipx install planning-mcp" in r.stderr and "uv" in r.stderr
