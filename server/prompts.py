@@ -26,7 +26,8 @@ anything that changes state.
 3. Design the approach, and split it into tasks of a few hours at most, each with a clear done-condition; \
 note which tasks must wait for others (blockedBy, by position).
 4. Present the plan (analysis, approach, ordered steps with their dependencies) to the human and wait \
-for their review.
+for their review; or call PlanCreate with review: true, which asks them to approve or send it back where \
+the client can ask, and writes nothing unless they approve.
 5. Only after they approve: call PlanCreate with title, analysis, approach, steps and tasks; then work \
 through the tasks with TaskUpdate (in_progress when you start one, completed when it is verified)."""
 

@@ -31,6 +31,7 @@ from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 from planning_core.update import MAX_LEASE_SECONDS
 
 from . import sdk
+from .review import review as plan_review
 from .state import AppState, app_state, session_key
 
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
@@ -226,10 +227,17 @@ def register(server: MCPServer[AppState]) -> None:
         tasks: Annotated[
             list[TaskSpec] | None, Field(description="initial tasks; blockedBy = 1-based positions in this list")
         ] = None,
+        review: Annotated[bool, Field(description="ask the user to approve it first")] = False,
     ) -> Annotated[CallToolResult, PlanCreated]:
         """Create a Session Plan (plan.md + tasks, all or nothing) for work of 3+ steps; it
         becomes the current plan."""
-        return await _answer(ctx, lambda a, s: a.plan_create(s, title, analysis, approach, steps, name, date, tasks))
+        verdict = await plan_review(ctx, title, approach, steps, tasks) if review else None
+        if verdict is not None and not verdict.write:
+            return CallToolResult(content=[TextContent(type="text", text=verdict.note)], is_error=True)
+        result = await _answer(ctx, lambda a, s: a.plan_create(s, title, analysis, approach, steps, name, date, tasks))
+        if verdict is not None and not result.is_error:
+            result.content.append(TextContent(type="text", text=verdict.note))
+        return result
 
     @server.tool(name="PlanList", annotations=READ)
     async def plan_list(ctx: Context, includeDone: bool = False) -> Annotated[CallToolResult, PlanListed]:

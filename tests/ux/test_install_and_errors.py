@@ -90,7 +90,7 @@ def _setuptools_version() -> tuple[int, ...]:
 def test_wheel_builds_with_every_module(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
-    for item in ("pyproject.toml", "README.md", "planning_core", "server"):
+    for item in ("pyproject.toml", "README.md", "LICENSE", "planning_core", "server"):
         path = REPO / item
         (shutil.copytree if path.is_dir() else shutil.copy)(path, src / item)
     started = time.monotonic()

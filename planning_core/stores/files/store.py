@@ -49,6 +49,7 @@ from .txn import FileTransaction
 
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
+ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
 STAGING_PREFIX = ".staging-"
 
 
@@ -84,7 +85,19 @@ class FileStore:
         return str(self.root)
 
     def prepare(self) -> None:
-        self.ensure_writable()
+        """A root already there gets its layout; a root not there yet is only checked to be
+        creatable and is made by the first plan written, so a client that merely connects
+        (a health check) leaves nothing in the project."""
+        if os.path.lexists(self.root):
+            self.ensure_writable()
+            return
+        ancestor = self.root.parent
+        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not a folder")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not writable")
 
     def close(self) -> None:
         self.cache.close()
@@ -157,6 +170,16 @@ class FileStore:
         file edited in place moves no folder version: the names come from the paths."""
         from watchfiles import watch  # imported here: pollers need nothing of it
 
+        # A root not made yet (prepare leaves that to the first plan) cannot be watched:
+        # look for it, a stat every ROOT_LOOK_S, and watch it once it is there.
+        waited = 0.0
+        while not self.root.is_dir():
+            if stop.wait(ROOT_LOOK_S):
+                return
+            waited += ROOT_LOOK_S
+            if waited >= wait or self.root.is_dir():
+                waited = 0.0
+                yield set()
         try:
             for batch in watch(
                 self.root,
@@ -254,7 +277,9 @@ class FileStore:
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
         """Build the folder under a hidden temp name, then rename it into place."""
         try:
-            self.todo.mkdir(parents=True, exist_ok=True)
+            if not self.todo.is_dir():  # the first plan in a root that prepare left to be made
+                for folder in (self.todo, self.done):
+                    folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"

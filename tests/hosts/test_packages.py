@@ -1,0 +1,125 @@
+"""The install paths outside Claude Code, each checked by its own tool:
+
+- the wheel, with PyPI-ready metadata, runs under `uvx --from <wheel>` and `pipx run`;
+- the Claude Desktop bundle (packaging/build.py bundle) passes `mcpb validate`, packs with
+  `mcpb pack`, and its manifest's command (server type `uv`) serves the plans folder the
+  user picked, as the host would start it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+from mcp import StdioServerParameters
+
+from server import __version__
+from tests.support.mcp import connect, text_of
+from tests.support.procs import REPO
+
+from .tools import SLOW, host_env, mcpb, node_bin, python_tool, run, tool_dir
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `pip wheel` builds from a copy of the source tree (offline, no deps)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for item in ("pyproject.toml", "README.md", "LICENSE", "planning_core", "server"):
+        path = REPO / item
+        (shutil.copytree if path.is_dir() else shutil.copy)(path, src / item)
+    dist = tmp / "dist"
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=SLOW,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    return next(dist.glob("planning_mcp-*.whl"))
+
+
+def test_the_wheel_carries_what_pypi_shows(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = Parser().parsestr(z.read(info).decode())
+    assert meta["License-Expression"] == "MIT"
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert "<!-- mcp-name: io.github.planning-mcp/planning-mcp -->" in meta.get_payload()  # the registry's check
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert set(urls) >= {"Homepage", "Repository", "Documentation", "Issues"}
+    classifiers = meta.get_all("Classifier")
+    assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3.11" in classifiers
+    assert {"planning_core/py.typed", "server/py.typed"} <= names
+
+
+@pytest.mark.parametrize("runner", ["uvx", "pipx"])
+def test_the_wheel_runs_under_uvx_and_pipx_run(wheel: Path, tmp_path: Path, runner: str) -> None:
+    if runner == "uvx":
+        command = [python_tool("uvx"), "--from", wheel, "planning-mcp", "--version"]
+    else:
+        command = [python_tool("pipx"), "run", "--spec", wheel, "planning-mcp", "--version"]
+    env = host_env(tmp_path / "home", [], {"PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "b")})
+    r = run(command, env, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().splitlines()[-1] == f"planning-mcp {__version__}"
+
+
+def _bundle(tmp_path: Path) -> Path:
+    out = tmp_path / "mcpb"
+    r = subprocess.run(
+        [sys.executable, str(REPO / "packaging" / "build.py"), "bundle", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_the_bundle_validates_and_packs(tmp_path: Path) -> None:
+    folder = _bundle(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest["manifest_version"], manifest["server"]["type"]) == ("0.4", "uv")
+    assert manifest["user_config"]["plans_folder"]["type"] == "directory"
+    env = host_env(tmp_path / "home", [node_bin()])
+    checked = run([mcpb(), "validate", folder / "manifest.json"], env, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Manifest schema validation passes!" in checked.stdout
+    packed = run([mcpb(), "pack", folder, tmp_path / "planning-mcp.mcpb"], env, cwd=tmp_path)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    with zipfile.ZipFile(tmp_path / "planning-mcp.mcpb") as z:
+        names = set(z.namelist())
+    assert {"manifest.json", "pyproject.toml", "icon.png", "server/__main__.py", "planning_core/store.py"} <= names
+    assert not any(n.startswith(("tests/", "bench/")) for n in names)
+
+
+async def test_the_bundles_command_serves_the_folder_the_user_picked(tmp_path: Path) -> None:
+    """The manifest's mcp_config with the host's substitutions (${__dirname}: where the
+    bundle was unpacked; ${user_config.plans_folder}: the folder picked), run with uv."""
+    folder = _bundle(tmp_path)
+    plans = tmp_path / "picked" / "plans"
+    config = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
+    args = [
+        a.replace("${__dirname}", str(folder)).replace("${user_config.plans_folder}", str(plans))
+        for a in config["args"]
+    ]
+    assert config["command"] == "uv"
+    env = host_env(tmp_path / "home", [tool_dir(tmp_path, python_tool("uv"))])
+    # The first run fetches the dependencies: done here, outside the client's wait.
+    warm = run(["uv", "sync", "--quiet", "--directory", folder], env, cwd=tmp_path)
+    assert warm.returncode == 0, warm.stderr
+    params = StdioServerParameters(command="uv", args=args, env=env, cwd=str(tmp_path))
+    async with connect(params, tmp_path / "err.log") as client:
+        made = await client.call_tool("PlanCreate", {"title": "From the desktop", "analysis": "a", "approach": "b"})
+        assert not made.is_error, text_of(made)
+    (made_plan,) = (plans / "todo").iterdir()
+    assert made_plan.name.endswith("from-the-desktop")
