@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...taskdoc import task_filename
 from .atomicfile import replace_many
 from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .taskfiles import HIGHWATERMARK, LOCK, MAX_TASK_FILE_BYTES, MERGE_NOTES, TASK_FILE, task_filename
+from .taskfiles import HIGHWATERMARK, LOCK, MAX_TASK_FILE_BYTES, MERGE_NOTES, TASK_FILE
 
 DRIVER_NAME = "planning-mcp"
 INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
