@@ -41,6 +41,13 @@ class DefaultRoot:
 def default_root(cwd: Path) -> DefaultRoot:
     """The planning folder for a command started in `cwd` (see the module docstring)."""
     cwd = cwd.absolute()
+    try:
+        return _from_git(cwd)
+    except OSError as e:  # a folder above that cannot be looked into
+        return _noted(DefaultRoot(cwd / PLANNING, ""), f"cannot look for git's files ({e})")
+
+
+def _from_git(cwd: Path) -> DefaultRoot:
     for folder in (cwd, *cwd.parents):
         entry = folder / GIT
         if entry.is_dir() or entry.is_file():
@@ -48,7 +55,7 @@ def default_root(cwd: Path) -> DefaultRoot:
             if main is not None:
                 return DefaultRoot(main / PLANNING, f"main worktree of {main}")
             return _outside_git(cwd, f"{entry}: {problem}")
-        if _is_git_directory(folder):
+        if _is_git_directory(folder) and _is_bare(folder):  # (inside a .git folder: go on up)
             return _outside_git(cwd, f"{folder} is a bare git repository (no working tree to keep plans in)")
     return _outside_git(cwd, None)
 

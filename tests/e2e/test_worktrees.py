@@ -20,6 +20,7 @@ import pytest
 from mcp import StdioServerParameters
 
 from planning_core import FileStore, Planner
+from server.default_root import default_root
 from tests.support.mcp import connect, text_of
 from tests.support.procs import REPO, child_env, console_script
 from tests.support.waits import bound
@@ -276,3 +277,13 @@ def test_the_suite_never_serves_from_its_own_checkout() -> None:
     settings must not reach that main tree's .planning (tests/conftest.py's guard)."""
     assert not Path.cwd().resolve().is_relative_to(REPO.resolve())
     assert os.environ.get("PLANNING_MCP_ROOT")
+
+
+def test_inside_a_git_folder_or_a_deep_folder_the_repository_decides(tmp_path: Path) -> None:
+    main = repository(tmp_path)
+    feature = worktree(main, "shop-feature")
+    deep = feature / "a" / "b"
+    deep.mkdir(parents=True)
+    for here in (main / ".git" / "refs", main / ".git" / "worktrees" / "shop-feature", deep, main):
+        found = default_root(here)
+        assert (found.folder, found.why, found.note) == (main / ".planning", f"main worktree of {main}", None), here

@@ -81,7 +81,7 @@ def test_cli_views_name_a_fifo_task_file(root: Path, command: list[str]) -> None
     assert "task_5.json" in out
     if command[0] != "graph":
         assert "FIFO" in out
-    assert seconds < 10
+    assert seconds < bound(10)
     FIGURES[f"cli {' '.join(command)} with a FIFO task file (s)"] = seconds
 
 

@@ -113,7 +113,7 @@ def test_wheel_builds_with_every_module(tmp_path: Path) -> None:
         timeout=bound(60),
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < bound(30)
     wheel = next(tmp_path.glob("planning_mcp-*.whl"))
     import zipfile
 
