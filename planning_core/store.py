@@ -171,14 +171,23 @@ class SharedSessions(Protocol):
         ...
 
 
+HOOKS_DIR = ".hooks"  # under a PlanFolders root: the Claude Code hook's per-session state
+
+
 @runtime_checkable
 class PlanFolders(Protocol):
     root: Path
     """The folder holding every plan's folder; our tools keep their own files under it
-    (the Claude Code hook's .hooks/)."""
+    (the Claude Code hook's HOOKS_DIR)."""
 
     def plan_folder(self, name: str) -> Path:
         """The plan's folder on this machine. Raises PlanNotFound."""
+        ...
+
+    def root_mistake(self, *, creating: bool) -> str | None:
+        """Why `root` is likely not the folder meant (a project folder holding its own
+        `.planning`, a folder of other files, missing parent folders), phrased to follow
+        the folder's path; None when it is fine. `creating`: before writing the layout."""
         ...
 
 

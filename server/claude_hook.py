@@ -40,13 +40,21 @@ from planning_core.errors import InvalidPlanName
 from planning_core.names import check_plan_name
 from planning_core.render import active_plans_block
 from planning_core.session import ReminderClock, round_reminders
-from planning_core.store import STORE_ENV, PlanFolders, PlanStore, SharedSessions, is_database_url, open_store
+from planning_core.store import (
+    HOOKS_DIR,
+    STORE_ENV,
+    PlanFolders,
+    PlanStore,
+    SharedSessions,
+    is_database_url,
+    open_store,
+)
 from planning_core.stores.files.atomicfile import replace_many
 from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 
 from .cli_views import _snapshots
+from .default_root import default_root
 
-HOOKS_DIR = ".hooks"
 STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
 LOCK_TIMEOUT = 2.0
 MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
@@ -55,21 +63,18 @@ MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
 
 
 def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path:
-    """--root, else $PLANNING_MCP_ROOT, else the nearest `.planning` at or above the
-    payload's cwd, else $CLAUDE_PROJECT_DIR/.planning, else <cwd>/.planning."""
+    """--root, else $PLANNING_MCP_ROOT, else the server's default root (server/default_root.py:
+    the main git worktree's `.planning`, else the nearest `.planning` at or above) for the
+    payload's cwd, or for $CLAUDE_PROJECT_DIR when only that one exists, else the cwd's."""
     explicit = root_arg or os.environ.get("PLANNING_MCP_ROOT")
     if explicit:
         return Path(explicit).expanduser().absolute()
     cwd = payload.get("cwd")
-    start = Path(cwd) if isinstance(cwd, str) and cwd else None
-    if start is not None:
-        for folder in (start, *start.parents):
-            if (folder / ".planning").is_dir():
-                return folder / ".planning"
+    here = default_root(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()).folder
     project = os.environ.get("CLAUDE_PROJECT_DIR")
-    if project:
-        return Path(project) / ".planning"
-    return (start or Path.cwd()) / ".planning"
+    if here.is_dir() or not project:
+        return here
+    return default_root(Path(project)).folder
 
 
 def session_file(root: Path, session_id: str) -> Path:

@@ -146,6 +146,8 @@ def _run(args: argparse.Namespace) -> int:
     except StoreChoiceError as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return CONFIG_ERROR
+    if choice.note:
+        print(f"planning-mcp: {choice.note}", file=sys.stderr)
     if args.command in VIEW_COMMANDS:
         return run_view(args, choice)
     if args.command == "web":
@@ -165,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         from .app import build_server  # the MCP SDK: only when serving
 
         server = build_server(store, hooks=hooks)
-        where = choice.shown
+        where = choice.described
         if transport == "stdio":
             print(summary(store), file=sys.stderr)
             print(serving_line(transport, where), file=sys.stderr, flush=True)

@@ -1,6 +1,11 @@
 """Which store a command uses: `--store URL`, else `--root DIR`, else $PLANNING_MCP_STORE,
-else $PLANNING_MCP_ROOT, else ./.planning where the command runs. Paths and
-`file:` URLs are the file store; `postgresql://…` the database; `memory:` this process.
+else $PLANNING_MCP_ROOT, else the default root where the command runs
+(server/default_root.py). Paths and `file:` URLs are the file store; `postgresql://…` the
+database; `memory:` this process.
+
+A folder that is likely not the one meant is refused, never served empty or filled with
+todo/ and done/: a project folder whose plans are in its `.planning`, a folder of other
+files, a root whose parent folder does not exist (PlanFolders.root_mistake).
 
 A root a client config left unedited (a placeholder, an unexpanded variable, a Windows
 path) is refused: taken as given it would silently become a new folder somewhere
@@ -15,11 +20,25 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from planning_core import PlanningError
-from planning_core.store import MEMORY_URL, STORE_ENV, DatabaseUrl, PlanStore, is_database_url, open_store, redact
+from planning_core.store import (
+    MEMORY_URL,
+    STORE_ENV,
+    DatabaseUrl,
+    PlanFolders,
+    PlanStore,
+    is_database_url,
+    open_store,
+    redact,
+)
+
+from .default_root import default_root
 
 ROOT_ENV = "PLANNING_MCP_ROOT"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH"  # README's and mcp.json.example's text, to be replaced by the user
-ROOT_HELP = "planning folder (default: $PLANNING_MCP_ROOT, else ./.planning where the command runs)"
+ROOT_HELP = (
+    "planning folder (default: $PLANNING_MCP_ROOT, else .planning in the git repository's main worktree, "
+    "else the nearest .planning here or above, else ./.planning)"
+)
 STORE_HELP = (
     "where the plans are: a folder, file:PATH, or postgresql://user@host/db (default: $PLANNING_MCP_STORE, else --root)"
 )
@@ -35,10 +54,18 @@ class StoreChoice:
 
     url: str  # a folder (absolute) or a URL, as open_store takes it
     folder: Path | None  # the file store's root; None for other stores
+    given: str = ""  # where it came from, to start a message: "--root ", "PLANNING_MCP_ROOT=", "" (the default)
+    why: str = ""  # why the default root is this folder (the startup line says it)
+    note: str | None = None  # one line for stderr: the default root's git files could not be followed
 
     @property
     def shown(self) -> str:
         return str(self.folder) if self.folder is not None else redact(self.url)
+
+    @property
+    def described(self) -> str:
+        """Where the plans are, and why there when the default chose it."""
+        return f"{self.shown} ({self.why})" if self.why else self.shown
 
     def open(self) -> PlanStore:
         return open_store(self.url)
@@ -65,7 +92,8 @@ def choose(args: argparse.Namespace) -> StoreChoice:
         return from_text(env_store, f"{STORE_ENV}=")
     if env_root:
         return from_text(env_root, f"{ROOT_ENV}=")
-    return from_text(".planning", "")
+    found = default_root(Path.cwd())
+    return StoreChoice(str(found.folder), found.folder, why=found.why, note=found.note)
 
 
 def from_text(raw: str, given: str) -> StoreChoice:
@@ -73,9 +101,9 @@ def from_text(raw: str, given: str) -> StoreChoice:
         problem = DatabaseUrl.parse(raw).problem()
         if problem:
             raise StoreChoiceError(f"{given}{redact(raw)} {problem}; write postgresql://user@host:5432/dbname")
-        return StoreChoice(raw, None)
+        return StoreChoice(raw, None, given)
     if raw == MEMORY_URL:
-        return StoreChoice(raw, None)
+        return StoreChoice(raw, None, given)
     path_text = urlsplit(raw).path if raw.startswith("file:") else raw
     problem = root_problem(path_text)
     if problem:
@@ -85,7 +113,7 @@ def from_text(raw: str, given: str) -> StoreChoice:
             f"your project's .planning folder instead (e.g. {example})"
         )
     folder = Path(path_text).expanduser().absolute()
-    return StoreChoice(str(folder), folder)
+    return StoreChoice(str(folder), folder, given)
 
 
 def root_problem(raw: str) -> str | None:
@@ -107,6 +135,7 @@ def open_for_reading(choice: StoreChoice) -> PlanStore:
             "(or set PLANNING_MCP_ROOT) to where the server keeps its plans"
         )
     store = choice.open()
+    refuse_mistaken_root(store, choice, creating=False)
     if choice.folder is None:
         prepare(store, choice)
     return store
@@ -114,8 +143,16 @@ def open_for_reading(choice: StoreChoice) -> PlanStore:
 
 def open_for_writing(choice: StoreChoice) -> PlanStore:
     store = choice.open()
+    refuse_mistaken_root(store, choice, creating=True)
     prepare(store, choice)
     return store
+
+
+def refuse_mistaken_root(store: PlanStore, choice: StoreChoice, *, creating: bool) -> None:
+    mistake = store.root_mistake(creating=creating) if isinstance(store, PlanFolders) else None
+    if mistake:
+        store.close()
+        raise StoreChoiceError(f"{choice.given}{choice.shown} {mistake}")
 
 
 def prepare(store: PlanStore, choice: StoreChoice) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from bench.servers import connect, echo_params
+from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,7 +25,7 @@ def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=bound(110),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for heading in ("## Targets", "## Per-operation latency", "## Growth", "## Shared writers", "## Machine"):

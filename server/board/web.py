@@ -63,9 +63,8 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     site = BoardSite(store, args.host, port, token, actions)
     url = f"http://{url_host(args.host)}:{port}{BASE}"
     mode = "actions on" if actions else "read-only"
-    print(
-        f"planning-mcp: the board of {choice.shown} is at {url} ({mode}; Ctrl+C to stop)", file=sys.stderr, flush=True
-    )
+    line = f"planning-mcp: the board of {choice.described} is at {url} ({mode}; Ctrl+C to stop)"
+    print(line, file=sys.stderr, flush=True)
     if args.open:
         webbrowser.open(f"{url}?{urlencode({'token': token})}" if token else url)  # a token may hold & or #
     server = uvicorn.Server(uvicorn.Config(site, log_level="warning", lifespan="off"))

@@ -3,15 +3,18 @@ browser is downloaded. Each test gets a fresh profile and a real server child.""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 
 from planning_core import FileStore, Planner
 from tests.support.seed import FORK, seed_root
+from tests.support.waits import bound
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -23,9 +26,9 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "docs" / "screenshots"
+SCREENSHOTS_ENV = "PLANNING_MCP_SCREENSHOTS"  # e.g. docs/screenshots, to refresh the README's pictures
 VIEWPORT = {"width": 1280, "height": 720}
+expect.set_options(timeout=bound(5) * 1000)  # Playwright's own default for expect(), in ms, scaled
 
 
 @pytest.fixture
@@ -43,10 +46,20 @@ async def browser(tmp_path: Path) -> AsyncIterator[Any]:
             args=CHROMIUM_FLAGS,
             viewport=VIEWPORT,  # type: ignore[arg-type]
         )
+        context.set_default_timeout(bound(30) * 1000)  # Playwright's own default, in ms, scaled
         try:
             yield context
         finally:
             await context.close()
+
+
+def screenshot_path(tmp_path: Path, name: str) -> Path:
+    """Where a test saves a screenshot: the folder $PLANNING_MCP_SCREENSHOTS names (created),
+    else the test's temporary folder, so that running the tests never changes a tracked file."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen).absolute() if chosen else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
 
 
 def known_plan(root: Path) -> str:

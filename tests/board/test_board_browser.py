@@ -19,8 +19,9 @@ from server.board.routes import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
 from tests.support.seed import SUBJECTS, make_plan
+from tests.support.waits import bound
 
-from .conftest import COLUMNS_JS, SCREENSHOTS, column_ids, known_plan
+from .conftest import COLUMNS_JS, column_ids, known_plan, screenshot_path
 
 TOKEN = "board-s3cret-token"
 LIVE_LIMIT = 1.0  # seconds from a TaskUpdate's answer to the page showing it
@@ -29,7 +30,7 @@ LIVE_LIMIT = 1.0  # seconds from a TaskUpdate's answer to the page showing it
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=10) as r:
+        with urllib.request.urlopen(request, timeout=bound(10)) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -66,8 +67,7 @@ async def test_board_shows_the_plan_in_its_columns(tmp_path: Path, browser: Any)
         plans = page.locator("nav button")
         assert await plans.count() == 2
         assert await page.get_attribute(f"nav button[data-plan='{name}']", "aria-current") == "true"
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(SCREENSHOTS / "board.png"), full_page=True)
+        await page.screenshot(path=str(screenshot_path(tmp_path, "board.png")), full_page=True)
         await page.click("nav button[data-plan$='ship-beta']")
         # (expect, not wait_for_function: the page's CSP forbids the eval that the latter uses)
         await expect(page.locator("#title")).to_have_text(other)
@@ -89,7 +89,7 @@ async def test_a_task_update_from_another_process_shows_within_a_second(
         await page.evaluate("window.__sameDocument = 'yes'")
         # Another MCP server process (stdio) on the same root, driven by the SDK's client.
         async with connect(server_params(root), tmp_path / "stdio.err") as client:
-            with anyio.fail_after(30):
+            with anyio.fail_after(bound(30)):
                 result = await client.call_tool(
                     "TaskUpdate", {"taskId": 4, "status": "in_progress", "owner": "bob", "plan": name}
                 )
@@ -119,7 +119,7 @@ async def test_an_unreadable_task_file_shows_as_unreadable(tmp_path: Path, brows
         damaged = folder / "task_2.json.tmp-editor"
         damaged.write_text('{"id": 2, "subject": "Implement JWT', encoding="utf-8")
         damaged.replace(folder / "task_2.json")
-        await page.wait_for_selector(".card.unreadable[data-task='2']", timeout=3000)
+        await page.wait_for_selector(".card.unreadable[data-task='2']", timeout=bound(3000))
         banner = await page.text_content("#unreadable")
         assert banner is not None and f"todo/{name}/task_2.json" in banner and "cannot be read" in banner
         assert await page.locator(".card.unreadable[data-task='2'] .subject").text_content() == "unreadable task file"
@@ -185,7 +185,7 @@ async def test_dns_rebinding_and_foreign_origins_are_refused(tmp_path: Path) -> 
             headers={"Content-Type": "application/json", "Origin": srv.base},
         )
         try:
-            urllib.request.urlopen(request, timeout=10)
+            urllib.request.urlopen(request, timeout=bound(10))
             raise AssertionError("an action was accepted on a read-only board")
         except urllib.error.HTTPError as e:
             assert e.code == 403 and "read-only" in json.loads(e.read())["message"]
@@ -205,7 +205,7 @@ async def test_ctrl_c_stops_the_server_while_a_board_is_open(tmp_path: Path, bro
         started = time.monotonic()
         srv.proc.send_signal(signal.SIGINT)
         try:
-            code = srv.proc.wait(timeout=5)
+            code = srv.proc.wait(timeout=bound(5))
         except subprocess.TimeoutExpired:
             raise AssertionError("the server still runs 5 s after Ctrl+C with a board open") from None
         print(f"stopped {time.monotonic() - started:.2f} s after Ctrl+C with a board open")

@@ -22,8 +22,9 @@ from playwright.async_api import expect
 
 from tests.support.mcp import text_of
 from tests.support.procs import serving
+from tests.support.waits import bound
 
-from .conftest import COLUMNS_JS, SCREENSHOTS, column_ids, known_plan
+from .conftest import COLUMNS_JS, column_ids, known_plan, screenshot_path
 
 APP_URI = "ui://planning/board"
 APPS = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]
@@ -67,7 +68,7 @@ async def test_the_app_renders_the_tool_result_and_refreshes_through_its_app_onl
 ) -> None:
     root = tmp_path / "root"
     name = known_plan(root)
-    with serving(tmp_path, "http", root=root) as srv, anyio.fail_after(120):
+    with serving(tmp_path, "http", root=root) as srv, anyio.fail_after(bound(120)):
         async with Client(f"{srv.base}/mcp", extensions=APPS) as host:
             tools = {t.name: t for t in (await host.list_tools()).tools}
             for linked in ("PlanList", "TaskList"):
@@ -116,7 +117,7 @@ async def test_the_app_renders_the_tool_result_and_refreshes_through_its_app_onl
             changed = await host.call_tool("TaskUpdate", {"taskId": 4, "status": "in_progress", "plan": name})
             assert not changed.is_error, text_of(changed)
             started = time.monotonic()
-            await frame.wait_for_selector(".col[data-col='in_progress'] .card[data-task='4']", timeout=8000)
+            await frame.wait_for_selector(".col[data-col='in_progress'] .card[data-task='4']", timeout=bound(8000))
             record_property("app_refresh_seconds", round(time.monotonic() - started, 3))
             # Actions go through the same TaskUpdate as the agent's: a refusal shows its message...
             await app.locator(".card[data-task='5'] button[data-action='start']").click()
@@ -129,13 +130,12 @@ async def test_the_app_renders_the_tool_result_and_refreshes_through_its_app_onl
             await frame.wait_for_selector(".col[data-col='ready'] .card[data-task='5']")
             assert "#3" in (await app.locator("#notice.ok").text_content() or "")
             assert "tools/call TaskUpdate" in await page.evaluate("window.hostLog")
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            await page.screenshot(path=str(SCREENSHOTS / "app.png"), full_page=True)
+            await page.screenshot(path=str(screenshot_path(tmp_path, "app.png")), full_page=True)
 
 
 async def test_clients_without_apps_see_no_app_tool_and_no_ui_links(tmp_path: Path, record_property: Any) -> None:
     """The text answers stay the fallback, and tools/list is not one character longer for them."""
-    with serving(tmp_path, "http") as srv, anyio.fail_after(60):
+    with serving(tmp_path, "http") as srv, anyio.fail_after(bound(60)):
         async with Client(f"{srv.base}/mcp") as plain, Client(f"{srv.base}/mcp", extensions=APPS) as apps:
             listed = await plain.list_tools()
             with_apps = await apps.list_tools()

@@ -12,9 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.support.procs import HOST, child_env, console_script, free_port, run_cli, stop, wait_for_port, wait_until
+import pytest
 
-from .conftest import COLUMNS_JS, column_ids, known_plan
+from tests.support.procs import HOST, child_env, console_script, free_port, run_cli, stop, wait_for_port, wait_until
+from tests.support.waits import bound
+
+from .conftest import COLUMNS_JS, SCREENSHOTS_ENV, column_ids, known_plan, screenshot_path
 
 
 @contextmanager
@@ -42,7 +45,7 @@ def post(url: str, body: dict[str, Any], origin: str | None) -> tuple[int, dict[
     headers = {"Content-Type": "application/json", **({"Origin": origin} if origin else {})}
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=10) as r:
+        with urllib.request.urlopen(request, timeout=bound(10)) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         raw = e.read().decode()
@@ -87,3 +90,13 @@ def test_web_refuses_to_start_without_a_token_off_loopback_or_without_a_root(tmp
     assert done.returncode == 2 and "without a token" in done.stderr
     done = run_cli(["web", "--port", "0", "--root", str(tmp_path / "missing")])
     assert done.returncode == 2 and "no planning folder" in done.stderr
+
+
+def test_a_test_run_saves_its_screenshots_outside_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's pictures (docs/screenshots) change only when asked for, by naming the folder."""
+    monkeypatch.delenv(SCREENSHOTS_ENV, raising=False)
+    assert screenshot_path(tmp_path, "board.png") == tmp_path / "board.png"
+    asked = tmp_path / "refreshed"
+    monkeypatch.setenv(SCREENSHOTS_ENV, str(asked))
+    assert screenshot_path(tmp_path, "board.png") == asked / "board.png"
+    assert asked.is_dir()

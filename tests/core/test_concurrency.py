@@ -10,6 +10,7 @@ from pathlib import Path
 from planning_core import FileStore, Planner
 from tests.support.files import assert_mirrored_on_disk
 from tests.support.procs import child_env, wait_until
+from tests.support.waits import bound
 
 WORKERS = 6
 PER_WORKER = 30
@@ -66,13 +67,13 @@ def test_six_processes_one_plan(planner: Planner, file_store: FileStore, tmp_pat
         wait_until(
             lambda: all((tmp_path / f"ready-{k}").exists() or procs[k].poll() is not None for k in range(WORKERS)),
             "every worker ready",
-            timeout=60,
+            timeout=bound(60),
         )
     finally:
         go.touch()
     results = []
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=bound(120))
         assert p.returncode == 0, err
         results.append(json.loads(out.strip().splitlines()[-1]))
 

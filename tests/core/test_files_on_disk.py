@@ -31,7 +31,7 @@ def _build_by_calls(planner: Planner) -> str:
 def test_folder_holds_exactly_the_contract_files(planner: Planner, file_store: FileStore) -> None:
     name = _build_by_calls(planner)
     assert name == "2026-05-28-add-auth"
-    assert sorted(p.name for p in file_store.root.iterdir()) == ["done", "todo"]
+    assert sorted(p.name for p in file_store.root.iterdir()) == [".gitignore", "done", "todo"]
     assert [p.name for p in file_store.todo.iterdir()] == [name]
     folder = file_store.todo / name
     assert sorted(p.name for p in folder.iterdir()) == sorted(

@@ -24,6 +24,7 @@ import pytest
 
 from planning_core.render import CLAIMABLE_MARK
 from tests.support.procs import child_env, stop
+from tests.support.waits import bound
 
 AGENTS = 8
 ROUNDS = 20
@@ -61,7 +62,7 @@ class Agent:
         self.proc.stdin.flush()
         return self.next_id
 
-    def answer(self, rid: int, timeout: float = 60) -> dict[str, Any]:
+    def answer(self, rid: int, timeout: float = bound(60)) -> dict[str, Any]:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -188,13 +189,13 @@ def test_an_expired_lease_is_taken_over_by_exactly_one_other(agents: list[Agent]
     # While it runs (at least 1 s: an expiry is rounded up), every other claim is refused.
     assert [ok for _, ok, _ in race(others, tid, plan)] == [False] * len(others)
     # It runs out: the task is listed as ready again, by a server that did not write it.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + bound(10)
     while True:
         ok, board, data = others[0].call("TaskList", {"plan": plan, "status": "ready"})
         assert ok, board
         if tid in [row["id"] for row in data["tasks"]]:
             break
-        assert time.monotonic() < deadline, f"a 1 s lease was still running after 10 s: {board}"
+        assert time.monotonic() < deadline, f"a 1 s lease was still running after {bound(10)} s: {board}"
         time.sleep(0.05)
     # ... and marked on the board, in the text and the row.
     [row] = [row for row in data["tasks"] if row["id"] == tid]

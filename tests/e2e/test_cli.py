@@ -9,6 +9,7 @@ from pathlib import Path
 
 from server import __version__
 from tests.support.procs import child_env, run_cli
+from tests.support.waits import bound
 
 
 def test_version() -> None:
@@ -47,7 +48,11 @@ def test_status_never_creates_the_root(tmp_path: Path) -> None:
 
 def test_module_entry_point_matches_the_script() -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "server", "--version"], capture_output=True, text=True, timeout=20, env=child_env()
+        [sys.executable, "-m", "server", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=bound(20),
+        env=child_env(),
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"planning-mcp {__version__}"

@@ -18,8 +18,9 @@ from tests.support.files import edit_task, tree_state
 from tests.support.pg import fresh_database_url
 from tests.support.procs import child_env, console_script, free_port, run_cli
 from tests.support.seed import PLAN_DATE, chain, make_plan, seed_root
+from tests.support.waits import bound
 
-TIMEOUT = 90  # a cold start on a loaded 2-core machine, plus connecting to the database
+TIMEOUT = bound(90)  # a cold start on a loaded 2-core machine, plus connecting to the database
 PASSWORD = "s3cr3t-pw"  # the test cluster trusts local connections: any password works
 SEED = f"{PLAN_DATE}-add-auth"
 SHIPPED = f"{PLAN_DATE}-shipped"

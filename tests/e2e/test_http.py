@@ -19,6 +19,7 @@ from mcp.types import ResourceListChangedNotification
 from tests.support.mcp import text_of
 from tests.support.procs import HOST, free_port, run_cli
 from tests.support.store_urls import serving_store
+from tests.support.waits import bound
 
 MODES = ["legacy", "auto"]
 TOKEN = "e2e-s3cret-token"
@@ -40,18 +41,20 @@ async def short_flow(client: Client, title: str) -> None:
 
 
 def authed(token: str) -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60))
+    return httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(bound(30), read=bound(60))
+    )
 
 
 async def test_streamable_http_both_modes(store_url: str, tmp_path: Path) -> None:
-    with serving_store(tmp_path, "http", store_url) as srv, anyio.fail_after(60):
+    with serving_store(tmp_path, "http", store_url) as srv, anyio.fail_after(bound(60)):
         for mode in MODES:
             async with Client(f"{srv.base}/mcp", mode=mode) as client:
                 await short_flow(client, f"HTTP {mode}")
         assert "[Session Plan] Active tasks:" in srv.stderr()
         assert f"serving {srv.base}/mcp" in srv.stderr()
         # DNS-rebinding protection is on at the loopback default.
-        async with httpx2.AsyncClient(timeout=10) as raw:
+        async with httpx2.AsyncClient(timeout=bound(10)) as raw:
             r = await raw.post(f"{srv.base}/mcp", json=PING, headers={**ACCEPT, "Host": "evil.example"})
             assert r.status_code == 421
             r = await raw.post(f"{srv.base}/mcp", json=PING, headers={**ACCEPT, "Origin": "http://evil.example"})
@@ -59,16 +62,16 @@ async def test_streamable_http_both_modes(store_url: str, tmp_path: Path) -> Non
 
 
 async def test_sse_both_modes(store_url: str, tmp_path: Path) -> None:
-    with serving_store(tmp_path, "sse", store_url) as srv, anyio.fail_after(60):
+    with serving_store(tmp_path, "sse", store_url) as srv, anyio.fail_after(bound(60)):
         for mode in MODES:
             async with Client(sse_client(f"{srv.base}/sse"), mode=mode) as client:
                 await short_flow(client, f"SSE {mode}")
 
 
 async def test_token_is_required_and_checked(store_url: str, tmp_path: Path) -> None:
-    with serving_store(tmp_path, "http", store_url, token=TOKEN) as srv, anyio.fail_after(60):
+    with serving_store(tmp_path, "http", store_url, token=TOKEN) as srv, anyio.fail_after(bound(60)):
         url = f"{srv.base}/mcp"
-        async with httpx2.AsyncClient(timeout=10) as raw:
+        async with httpx2.AsyncClient(timeout=bound(10)) as raw:
             assert (await raw.post(url, json=PING, headers=ACCEPT)).status_code == 401
             wrong = {**ACCEPT, "Authorization": "Bearer not-the-token"}
             assert (await raw.post(url, json=PING, headers=wrong)).status_code == 401
@@ -84,8 +87,8 @@ async def test_token_is_required_and_checked(store_url: str, tmp_path: Path) -> 
 
 
 async def test_token_guards_sse(store_url: str, tmp_path: Path) -> None:
-    with serving_store(tmp_path, "sse", store_url, token=TOKEN) as srv, anyio.fail_after(60):
-        async with httpx2.AsyncClient(timeout=10) as raw:
+    with serving_store(tmp_path, "sse", store_url, token=TOKEN) as srv, anyio.fail_after(bound(60)):
+        async with httpx2.AsyncClient(timeout=bound(10)) as raw:
             assert (await raw.get(f"{srv.base}/sse")).status_code == 401
             assert (await raw.post(f"{srv.base}/messages/?session_id=x", json=PING)).status_code == 401
         headers = {"Authorization": f"Bearer {TOKEN}"}

@@ -22,10 +22,11 @@ import pytest
 from server.eventstore import MAX_EVENT_BYTES_TOTAL, MAX_EVENTS_PER_STREAM, MAX_EVENTS_TOTAL
 from tests.support.procs import Served, serving, wait_until
 from tests.support.store_urls import serving_store
+from tests.support.waits import bound
 
 PROTOCOL = "2025-11-25"  # the first version with priming events, so the first that can resume
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-DEADLINE = 30.0
+DEADLINE = bound(30)
 Event = dict[str, str]
 
 
@@ -51,7 +52,7 @@ class Session:
 
     def __init__(self, srv: Served) -> None:
         self.url = f"{srv.base}/mcp"
-        self.http = httpx2.Client(timeout=httpx2.Timeout(20))
+        self.http = httpx2.Client(timeout=httpx2.Timeout(bound(20)))
         init = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "resume", "version": "1"}}
         with self.http.stream("POST", self.url, json=rpc(0, "initialize", init), headers=ACCEPT) as r:
             assert r.status_code == 200, r.read()
@@ -156,7 +157,10 @@ def test_answer_in_flight_survives_a_dropped_post_stream(
     with serving_store(tmp_path, "http", store_url) as srv, session(srv) as s:
         s.call(1, "PlanCreate", title="Drop", analysis="a", approach="b", tasks=[{"subject": "Go", "description": "d"}])
         body = rpc(2, "tools/call", {"name": "TaskUpdate", "arguments": {"taskId": 1, "status": "completed"}})
-        with httpx2.Client(timeout=20) as dropped, dropped.stream("POST", s.url, json=body, headers=s.headers) as r:
+        with (
+            httpx2.Client(timeout=bound(20)) as dropped,
+            dropped.stream("POST", s.url, json=body, headers=s.headers) as r,
+        ):
             priming = next(sse(r))
             wait_until(started.exists, "the TaskCompleted hook to start", DEADLINE)
         # The connection is gone; now let the server finish the call.

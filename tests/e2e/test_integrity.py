@@ -13,6 +13,7 @@ from planning_core.names import MAX_TASK_ID
 from tests.support.files import tree_state
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.seed import PLAN_DATE, make_plan
+from tests.support.waits import bound
 
 PLAN = f"{PLAN_DATE}-ids"
 
@@ -28,7 +29,7 @@ def test_three_creates_at_the_limit_are_refused_and_write_nothing(tmp_path: Path
     errlog = tmp_path / "server.stderr"
 
     async def session() -> None:
-        with anyio.fail_after(60):
+        with anyio.fail_after(bound(60)):
             async with connect(server_params(root, tmp_path), errlog) as c:
                 last = await c.call_tool("TaskCreate", {"plan": PLAN, "subject": "the last one", "description": "x"})
                 assert not last.is_error and f"Task #{MAX_TASK_ID} created" in text_of(last), text_of(last)
@@ -64,7 +65,7 @@ def test_a_link_to_a_missing_task_is_dropped_at_start_and_said(tmp_path: Path) -
     errlog = tmp_path / "server.stderr"
 
     async def session() -> None:
-        with anyio.fail_after(60):
+        with anyio.fail_after(bound(60)):
             async with connect(server_params(root, tmp_path), errlog) as c:
                 got = await c.call_tool("TaskGet", {"plan": PLAN, "taskId": 2})
                 assert not got.is_error and "#1" not in text_of(got)

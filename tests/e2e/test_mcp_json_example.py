@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.procs import REPO, child_env, console_script, free_port, stop, wait_for_port
+from tests.support.waits import bound
 
 EXAMPLE = REPO / "mcp.json.example"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH/.planning"
@@ -72,7 +73,7 @@ async def test_stdio_snippet_starts_the_server(key: str, tmp_path: Path) -> None
     root = Path(args[args.index("--root") + 1]) if "--root" in args else tmp_path / ".planning"
     env = {k: v for k, v in child_env(cfg.get("env") or {}).items() if k != "PLANNING_MCP_ROOT"}
     params = StdioServerParameters(command=console_script(), args=args, env=env, cwd=str(tmp_path))
-    with anyio.fail_after(30):
+    with anyio.fail_after(bound(30)):
         async with Client(params) as client:
             assert {t.name for t in (await client.list_tools()).tools} >= TOOLS
             r = await client.call_tool("PlanCreate", {"title": "From the example", "analysis": "a", "approach": "b"})
@@ -101,12 +102,12 @@ async def test_http_snippet_connects(key: str, tmp_path: Path) -> None:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f, env=env)
     try:
         wait_for_port(proc, port, err)
-        with anyio.fail_after(30):
-            async with httpx2.AsyncClient(timeout=10) as raw:
+        with anyio.fail_after(bound(30)):
+            async with httpx2.AsyncClient(timeout=bound(10)) as raw:
                 r = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
                 assert r.status_code == 401  # the token in the command is enforced
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as hc,
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(bound(30), read=bound(60))) as hc,
                 Client(streamable_http_client(url, http_client=hc)) as client,
             ):
                 assert {t.name for t in (await client.list_tools()).tools} >= TOOLS

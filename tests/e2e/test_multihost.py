@@ -35,12 +35,13 @@ from tests.support.netns import BridgeCluster, Host, Network, bridge_cluster, ne
 from tests.support.pg import with_database
 from tests.support.procs import HOST, REPO, Served, child_env, console_script, free_port, stop, wait_until
 from tests.support.stores import assert_mirrored
+from tests.support.waits import bound
 
 HOSTS = 3
 WRITERS = 8  # per host
 PHASES = "5,5,5"  # 15 operations per writer: before, during and after the fault
 CUT_SECONDS = 2.0  # how long a host's link stays down (the fault itself, not a wait)
-STEP_TIMEOUT = 60.0  # any one handshake
+STEP_TIMEOUT = bound(60)  # any one handshake
 REQUIRE_ENV = "PLANNING_MCP_REQUIRE_NETNS"
 
 

@@ -30,10 +30,11 @@ from tests.support.mcp import connect, text_of
 from tests.support.pg import cluster, fresh_database_url
 from tests.support.procs import Served, free_port, run_cli
 from tests.support.store_urls import serving_store, stdio_params
+from tests.support.waits import bound
 
 FEED_BOUND = 1.0  # seconds: issue 10 §2, a change reaches every other server's subscribers
-HANDSHAKE = 15.0  # seconds for the first notice, which proves the feed is live end to end
-DEADLINE = 60.0  # seconds for a whole test: every wait below is bounded by it
+HANDSHAKE = bound(15)  # seconds for the first notice, which proves the feed is live end to end
+DEADLINE = bound(60)  # seconds for a whole test: every wait below is bounded by it
 MODERN = "2026-07-28"
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 # What a tool error says became of a change when the database went away (planning_core.errors).
@@ -234,7 +235,7 @@ def test_a_2025_session_belongs_to_the_server_that_opened_it(tmp_path: Path) -> 
     """A 2025 mcp-session-id is the opening server's: the other answers 404 (the client
     opens a new session there), never someone else's state. 2025 clients behind a load
     balancer need sticky sessions; 2026 clients do not (the test above)."""
-    with two_servers(tmp_path, fresh_database_url()) as (a, b), httpx2.Client(timeout=20) as http:
+    with two_servers(tmp_path, fresh_database_url()) as (a, b), httpx2.Client(timeout=bound(20)) as http:
         init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
         opened = http.post(f"{a.base}/mcp", json=rpc(0, "initialize", init), headers=ACCEPT)
         assert opened.status_code == 200, opened.text
@@ -258,7 +259,7 @@ def rpc(rid: int, method: str, params: dict[str, Any] | None = None) -> dict[str
 )
 def test_an_unreachable_database_stops_a_command_with_one_line(command: list[str]) -> None:
     port = free_port()  # nothing listens there
-    r = run_cli([*command, "--store", f"postgresql://planner:secret@127.0.0.1:{port}/plans"], timeout=60)
+    r = run_cli([*command, "--store", f"postgresql://planner:secret@127.0.0.1:{port}/plans"], timeout=bound(60))
     assert r.returncode == 2, r.stderr
     assert r.stdout == ""
     lines = r.stderr.splitlines()

@@ -20,6 +20,7 @@ from tests.support.procs import child_env, run_cli
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import CHAIN, PLAN_NAME, SEED_ACTIVE_LINE, SEED_SUMMARY, SUBJECTS, plan_create_args
 from tests.support.store_urls import stdio_params
+from tests.support.waits import bound
 
 MODES = ["legacy", "auto"]
 
@@ -65,7 +66,7 @@ async def assert_restored(client: Client) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_seed_story_survives_a_restart(mode: str, store_url: str, tmp_path: Path) -> None:
-    with anyio.fail_after(60):
+    with anyio.fail_after(bound(60)):
         async with connect(stdio_params(store_url, tmp_path), tmp_path / "first.stderr", mode) as client:
             assert "# Active Plans\n(none)" in (client.instructions or "")
             await seed_story(client)
@@ -84,7 +85,7 @@ async def test_seed_story_survives_a_restart(mode: str, store_url: str, tmp_path
 
 
 async def test_console_script_serves_stdio(store_url: str, tmp_path: Path) -> None:
-    with anyio.fail_after(60):
+    with anyio.fail_after(bound(60)):
         async with connect(stdio_params(store_url, tmp_path, script=True), tmp_path / "a.stderr", "auto") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {
@@ -139,7 +140,7 @@ def test_stdout_carries_only_protocol(tmp_path: Path) -> None:
         assert "PlanCreate" in {t["name"] for t in tools["result"]["tools"]}
         assert srv.proc.stdin is not None and srv.proc.stdout is not None
         srv.proc.stdin.close()
-        assert srv.proc.wait(timeout=10) == 0
+        assert srv.proc.wait(timeout=bound(10)) == 0
         rest = srv.pending + srv.proc.stdout.read()
         for line in rest.splitlines():
             assert json.loads(line).get("jsonrpc") == "2.0"
@@ -198,7 +199,7 @@ def test_requests_in_a_file_are_answered_into_a_file(tmp_path: Path) -> None:
     (tmp_path / "requests.jsonl").write_bytes(WIRE_INPUT)
     with (tmp_path / "requests.jsonl").open("rb") as given, (tmp_path / "answers.jsonl").open("wb") as out:
         proc = serve_wire(tmp_path, given, out)
-        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+        assert proc.wait(timeout=bound(30)) == 0, (tmp_path / "wire.stderr").read_text()
     assert_wire_answered((tmp_path / "answers.jsonl").read_bytes())
 
 
@@ -215,7 +216,7 @@ def test_a_socket_for_stdin_and_stdout_is_served(tmp_path: Path) -> None:
         received = b""
         while chunk := ours.recv(65536):
             received += chunk
-        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+        assert proc.wait(timeout=bound(30)) == 0, (tmp_path / "wire.stderr").read_text()
     assert_wire_answered(received)
 
 
@@ -233,7 +234,7 @@ def test_the_pipes_it_was_given_are_left_blocking(tmp_path: Path) -> None:
         write_out = -1
         with os.fdopen(read_out, "rb", closefd=False) as answers:
             received = answers.read()
-        assert proc.wait(timeout=30) == 0, (tmp_path / "wire.stderr").read_text()
+        assert proc.wait(timeout=bound(30)) == 0, (tmp_path / "wire.stderr").read_text()
         assert_wire_answered(received)
         assert os.get_blocking(read_in), "stdin's pipe was left non-blocking"
     finally:

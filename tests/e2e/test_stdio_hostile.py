@@ -20,6 +20,7 @@ from server.http import MAX_REQUEST_BYTES
 from server.stdio_frames import MAX_NESTING
 from tests.support.procs import console_script, stop
 from tests.support.raw_stdio import RawStdio
+from tests.support.waits import bound
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
@@ -219,7 +220,7 @@ def test_a_client_that_stops_reading_does_not_grow_the_server(tmp_path: Path) ->
 
         threading.Thread(target=flood, daemon=True).start()
         peak, last, stalled_since = baseline, -1, time.monotonic()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         # Until every request is written, or the writes have not moved for 3 s (the server
         # stopped reading), or 60 s.
         while time.monotonic() < deadline and written[0] < total and time.monotonic() - stalled_since < 3:
@@ -233,9 +234,9 @@ def test_a_client_that_stops_reading_does_not_grow_the_server(tmp_path: Path) ->
 
         # Reading again: every request is answered, and the server still serves.
         answered: set[int] = set()
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + bound(240)
         while len(answered) < total and time.monotonic() < deadline:
-            message = wire.message(timeout=30)
+            message = wire.message(timeout=bound(30))
             if "id" in message:
                 assert "result" in message, message
                 answered.add(message["id"])
@@ -256,7 +257,7 @@ def test_cancelled_requests_free_their_place(tmp_path: Path) -> None:
             wire.request("tools/call", {"name": "TaskCreate", "arguments": {"subject": f"s{i}"}}, rid=100 + i)
             wire.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n' % (100 + i))
         wire.request("tools/call", {"name": "TaskList", "arguments": {}}, rid=999)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while True:
             message = wire.message(timeout=max(deadline - time.monotonic(), 0.01))
             if message.get("id") == 999:
@@ -278,7 +279,7 @@ def test_end_of_input_answers_what_was_read_and_exits(tmp_path: Path) -> None:
             assert "result" in message, message
             answered.add(message["id"])
         assert answered == set(range(100, 150))
-        assert wire.proc.wait(timeout=20) == 0
+        assert wire.proc.wait(timeout=bound(20)) == 0
 
 
 def test_a_client_that_closes_stdout_stops_the_server(tmp_path: Path) -> None:
@@ -286,4 +287,4 @@ def test_a_client_that_closes_stdout_stops_the_server(tmp_path: Path) -> None:
         assert wire.proc.stdout is not None
         wire.proc.stdout.close()
         wire.request("ping", rid=1)
-        assert wire.proc.wait(timeout=20) == 0
+        assert wire.proc.wait(timeout=bound(20)) == 0

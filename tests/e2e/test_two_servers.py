@@ -16,6 +16,7 @@ from mcp.types import ResourceUpdatedNotification
 from tests.support.mcp import connect, text_of
 from tests.support.seed import PLAN_DATE
 from tests.support.store_urls import stdio_params
+from tests.support.waits import bound
 
 ACTIVE = "plans://active"
 PLAN = f"{PLAN_DATE}-shared"
@@ -46,14 +47,14 @@ async def test_legacy_client_hears_the_other_servers_change(store_url: str, tmp_
         # The handshake: A's watcher reports A's own new plan, so from here on it has the
         # plan in its picture and what it reports next is a change made after this point.
         plan = await make_plan(a)
-        with anyio.fail_after(10):
+        with anyio.fail_after(bound(10)):
             await got.wait()
         async with connect(stdio_params(store_url, tmp_path), tmp_path / "b.log", "legacy") as b:
             got = anyio.Event()
             heard.clear()
             r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
             assert not r.is_error, text_of(r)
-            with anyio.fail_after(10):
+            with anyio.fail_after(bound(10)):
                 await got.wait()
         assert ACTIVE in heard
         board = text_of(await a.call_tool("TaskList", {"plan": plan}))
@@ -67,12 +68,12 @@ async def test_listening_client_hears_the_other_servers_change(store_url: str, t
         async with a.listen(resource_subscriptions=[uri]) as events:
             # The handshake, as above: A's own new plan is reported first.
             assert await make_plan(a) == PLAN
-            with anyio.fail_after(10):
+            with anyio.fail_after(bound(10)):
                 await next_event_for(events, uri)
             async with connect(stdio_params(store_url, tmp_path), tmp_path / "b.log", mode) as b:
                 r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": PLAN})
                 assert not r.is_error, text_of(r)
-                with anyio.fail_after(10):
+                with anyio.fail_after(bound(10)):
                     await next_event_for(events, uri)
         board = text_of(await a.call_tool("TaskList", {"plan": PLAN}))
         assert "#1 [pending] From B" in board

@@ -29,6 +29,7 @@ from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import chain, make_plan
+from tests.support.waits import bound
 
 EXAMPLES = int(os.environ.get("RELIABILITY_EXAMPLES", "60"))
 PLAN = "2026-05-28-fuzz"
@@ -227,7 +228,7 @@ async def run_sequence(calls: list[tuple[str, dict[str, Any]]], base: Path) -> N
     (sandbox / "l1" / "bystander.txt").write_text("unchanged\n")
     outside = tree_state(sandbox, skip=root)
     model: dict[str, dict[int, str]] = {PLAN: {1: "pending", 2: "pending", 3: "pending"}}
-    with anyio.fail_after(60):
+    with anyio.fail_after(bound(60)):
         async with Client(build_server(root, lock_timeout=2, watch_interval=5)) as c:
             for tool, args in calls:
                 STATS["calls"] += 1
@@ -290,7 +291,7 @@ async def test_resource_traversal_is_refused(tmp_path: Path, uri: str) -> None:
     root = tmp_path / "root"
     make_plan(root, "fuzz", [{"subject": "a", "description": ""}])
     async with Client(build_server(root)) as c:
-        with anyio.fail_after(20), pytest.raises(MCPError):
+        with anyio.fail_after(bound(20)), pytest.raises(MCPError):
             await c.read_resource(uri)
         res = await c.read_resource(f"plans://{PLAN}/tasks/1")  # the server still answers
         assert '"subject": "a"' in res.contents[0].text

@@ -17,6 +17,7 @@ from mcp import Client
 from bench.audit import graph_problems, read_tasks
 from tests.support.mcp import server_params, text_of
 from tests.support.seed import make_plan
+from tests.support.waits import bound
 
 PROCS = int(os.environ.get("RELIABILITY_PROCS", "8"))
 OPS = int(os.environ.get("RELIABILITY_OPS", "100"))
@@ -87,7 +88,7 @@ async def test_processes_writing_one_plan_lose_nothing(tmp_path: Path) -> None:
         k: [] for k in ("created", "edges", "cycles", "self", "claims", "subjects", "create_errors")
     }
     started = time.monotonic()
-    with anyio.fail_after(300):
+    with anyio.fail_after(bound(300)):
         async with anyio.create_task_group() as tg:
             for w in range(PROCS):
                 tg.start_soon(worker, w, root, plan, pool, log, random.Random(1000 + w))

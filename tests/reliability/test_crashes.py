@@ -31,6 +31,7 @@ from planning_core import FileStore, Planner
 from server.cli import _recover
 from tests.support.files import edit_task
 from tests.support.mcp import server_params
+from tests.support.waits import bound
 
 KILLS = int(os.environ.get("RELIABILITY_KILLS", "220"))
 FIGURES: dict[str, object] = {}
@@ -62,7 +63,7 @@ def test_kill_9_writers_lose_nothing(tmp_path: Path) -> None:
     params = server_params(root)
 
     async def start_server() -> None:
-        with anyio.fail_after(60):
+        with anyio.fail_after(bound(60)):
             async with Client(params) as c:
                 r = await c.call_tool("TaskList", {"plan": plan, "limit": 5})
                 assert not r.is_error

@@ -23,19 +23,20 @@ from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.seed import make_plan
+from tests.support.waits import bound
 
 PLAN = "2026-05-28-disk"
 
 
 def _mount(*args: str) -> bool:
     try:
-        return subprocess.run(["mount", *args], capture_output=True, timeout=10).returncode == 0
+        return subprocess.run(["mount", *args], capture_output=True, timeout=bound(10)).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
 
 def _umount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=10)
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=bound(10))
 
 
 def _writable(folder: Path) -> bool:
@@ -87,7 +88,7 @@ WRITES = [
 async def _refused_writes(root: Path, folder: Path, writes: list[tuple[str, dict]] = WRITES) -> list[str]:
     before = tree_state(root)
     messages = []
-    with anyio.fail_after(30):
+    with anyio.fail_after(bound(30)):
         async with Client(build_server(root, lock_timeout=2)) as c:
             for tool, args in writes:
                 r = await c.call_tool(tool, {**args, "plan": PLAN})

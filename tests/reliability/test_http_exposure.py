@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.app import build_server
 from server.http import MAX_REQUEST_BYTES, ServeError, build_app
 from tests.support.procs import Served, child_env, console_script, serving, stop
+from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-token"
@@ -45,7 +46,7 @@ async def serve(app_for_port: Callable[[int], object]) -> AsyncIterator[str]:
     port = sock.getsockname()[1]
     app = app_for_port(port)
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    with anyio.fail_after(60):
+    with anyio.fail_after(bound(60)):
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: srv.serve(sockets=[sock]))
             while not srv.started:
@@ -61,7 +62,7 @@ def app_for(tmp_path: Path, token: str | None = None) -> Callable[[int], object]
 
 
 async def post(url: str, body: bytes | None = None, **headers: str) -> httpx2.Response:
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(20)) as hc:
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(bound(20))) as hc:
         return await hc.post(
             url, content=body if body is not None else json.dumps(INIT).encode(), headers={**HEADERS, **headers}
         )
@@ -103,7 +104,7 @@ def test_non_loopback_bind_without_token_refuses_to_start(tmp_path: Path) -> Non
         env=env_free,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
     )
     assert proc.returncode != 0
     assert "token" in proc.stderr and "serving" not in proc.stderr, proc.stderr
@@ -117,7 +118,7 @@ async def test_missing_or_wrong_token_is_401(tmp_path: Path) -> None:
         assert (await post(url, Authorization=f"Bearer {TOKEN}")).status_code == 200
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with (
-            httpx2.AsyncClient(headers=auth, timeout=20) as hc,
+            httpx2.AsyncClient(headers=auth, timeout=bound(20)) as hc,
             Client(streamable_http_client(url, http_client=hc)) as c,
         ):
             r = await c.call_tool("PlanList", {})
@@ -170,7 +171,7 @@ def fill(patterns: list[str], srv: Served) -> list[str]:
 def status(srv: Served, transport: str, **headers: str) -> int:
     """The HTTP status a first request gets: an initialize POST (http) or opening the
     event stream (sse, whose stream is then closed without reading on)."""
-    with httpx2.Client(timeout=20) as hc:
+    with httpx2.Client(timeout=bound(20)) as hc:
         if transport == "http":
             answer = hc.post(f"{srv.base}/mcp", content=json.dumps(INIT).encode(), headers={**HEADERS, **headers})
             return answer.status_code
@@ -193,7 +194,7 @@ def test_only_the_served_host_and_port_are_accepted(transport: str, tmp_path: Pa
 
 def test_sse_messages_endpoint_checks_the_host_too(tmp_path: Path) -> None:
     session = "0" * 32  # no such session: a request that passes the checks is answered 404
-    with serving(tmp_path, "sse") as srv, httpx2.Client(timeout=20) as hc:
+    with serving(tmp_path, "sse") as srv, httpx2.Client(timeout=bound(20)) as hc:
         url = f"{srv.base}/messages/?session_id={session}"
         for host in fill(EVIL_HOSTS, srv):
             assert hc.post(url, json=INIT, headers={"Host": host}).status_code == 421, host
@@ -209,7 +210,7 @@ def test_port_zero_checks_the_port_actually_bound(tmp_path: Path) -> None:
     with err.open("wb") as sink:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, env=child_env())
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while not (found := re.search(r"serving http://127\.0\.0\.1:(\d+)/mcp", err.read_text())):
             assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
             time.sleep(0.05)

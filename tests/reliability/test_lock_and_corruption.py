@@ -20,6 +20,7 @@ from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.seed import chain, make_plan
+from tests.support.waits import bound
 
 PLAN = "2026-05-28-fragile"
 
@@ -45,7 +46,7 @@ async def test_held_lock_gives_busy_error_not_a_hang(tmp_path: Path) -> None:
     try:
         assert holder.stdout and holder.stdout.readline().strip() == "held"
         before = tree_state(folder)
-        with anyio.fail_after(20):
+        with anyio.fail_after(bound(20)):
             async with Client(build_server(root, lock_timeout=0.5)) as c:
                 t0 = time.monotonic()
                 r = await c.call_tool("TaskCreate", {"subject": "x", "description": "y", "plan": PLAN})
@@ -59,9 +60,9 @@ async def test_held_lock_gives_busy_error_not_a_hang(tmp_path: Path) -> None:
         assert tree_state(folder) == before  # nothing written
     finally:
         holder.kill()
-        holder.wait(10)
+        holder.wait(bound(10))
     # Once the holder is gone (even killed), the lock is free at once.
-    with anyio.fail_after(20):
+    with anyio.fail_after(bound(20)):
         async with Client(build_server(root, lock_timeout=0.5)) as c:
             r = await c.call_tool("TaskCreate", {"subject": "x", "description": "y", "plan": PLAN})
             assert not r.is_error, text_of(r)
@@ -97,7 +98,7 @@ async def test_damaged_files_are_reported_and_never_written(damaged: dict[str, o
         for n in damaged_names
     }
     outside_before = tree_state(sandbox, skip=root)
-    with anyio.fail_after(30):
+    with anyio.fail_after(bound(30)):
         async with Client(build_server(root, lock_timeout=2)) as c:
             r = await c.call_tool("TaskList", {"plan": PLAN})
             board = text_of(r)
@@ -163,7 +164,7 @@ async def test_symlinked_lock_highwatermark_and_plan_folder_are_not_followed(tmp
     elsewhere.mkdir()
     (root / "todo" / "2026-05-28-linked").symlink_to(elsewhere)
     before = tree_state(sandbox, skip=root)
-    with anyio.fail_after(30):
+    with anyio.fail_after(bound(30)):
         async with Client(build_server(root, lock_timeout=2)) as c:
             r = await c.call_tool("TaskCreate", {"subject": "a", "description": "", "plan": PLAN})
             assert not r.is_error and "#4 " in text_of(r), text_of(r)  # the mark is replaced, not written through

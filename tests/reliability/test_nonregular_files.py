@@ -24,6 +24,7 @@ from tests.support.mcp import text_of
 from tests.support.procs import child_env, console_script, run_cli, serving
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import make_plan
+from tests.support.waits import bound
 
 PLAN = "2026-05-28-fifo"
 PROMPT = 2.0  # seconds: far longer than any of these answers takes, far shorter than a hang
@@ -80,7 +81,7 @@ def test_cli_views_name_a_fifo_task_file(root: Path, command: list[str]) -> None
     assert "task_5.json" in out
     if command[0] != "graph":
         assert "FIFO" in out
-    assert seconds < 10
+    assert seconds < bound(10)
     FIGURES[f"cli {' '.join(command)} with a FIFO task file (s)"] = seconds
 
 
@@ -104,7 +105,7 @@ def test_hook_state_fifo_does_not_hang(root: Path) -> None:
         input=payload,
         capture_output=True,
         text=True,
-        timeout=20,
+        timeout=bound(20),
         env=child_env(),
     )
     assert done.returncode == 0  # fails open, promptly
@@ -200,7 +201,7 @@ def test_socket_and_directory_task_files_are_named(root: Path) -> None:
 
 async def test_http_server_names_the_fifo(root: Path, tmp_path: Path) -> None:
     os.mkfifo(folder(root) / "task_5.json")
-    with serving(tmp_path, "http", root=root) as srv, anyio.fail_after(30):
+    with serving(tmp_path, "http", root=root) as srv, anyio.fail_after(bound(30)):
         async with Client(f"{srv.base}/mcp") as client:
             with anyio.fail_after(PROMPT * 2):
                 got = await client.call_tool("TaskGet", {"taskId": 5, "plan": PLAN})

@@ -19,13 +19,14 @@ from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotificati
 
 from tests.support.procs import REPO, child_env
 from tests.support.seed import PLAN_NAME, make_plan
+from tests.support.waits import bound
 
 ACTIVE = "plans://active"
 PLAN_URI = f"plans://{PLAN_NAME}"
 # How long a check that NOTHING arrives waits (a bounded negative check, not a start
 # signal): more than 3 watcher intervals (0.25 s), so a change would have been seen.
 NOTHING_ARRIVES_WITHIN = 0.8
-WAIT = 10.0
+WAIT = bound(10)
 
 CREATE_TASK = """
 import sys

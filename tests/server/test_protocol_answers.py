@@ -16,6 +16,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.support.seed import PLAN_NAME, SUBJECTS
+from tests.support.waits import bound
 
 INVALID_PARAMS = -32602
 
@@ -215,7 +216,7 @@ async def test_taskget_of_a_fifo_never_stalls_other_requests(connect: Any, seed:
                 go.set()
         finally:
             stop.set()
-            valve.join(5)
+            valve.join(bound(5))
         assert f"#1 [pending] {SUBJECTS[0]}" in text(listed)
         assert waited < VALVE_DELAY / 2, f"TaskList waited {waited:.1f}s behind TaskGet of a FIFO"
         assert answers and answers[0].is_error, text(answers[0])

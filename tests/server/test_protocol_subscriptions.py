@@ -26,11 +26,12 @@ from server.app import build_server
 from server.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving
 from tests.support.raw_stdio import RawStdio
+from tests.support.waits import bound
 
 ACTIVE = "plans://active"
 PLAN_A, PLAN_B = "2026-05-28-plan-a", "2026-05-29-plan-b"
 URI_A, URI_B = f"plans://{PLAN_A}", f"plans://{PLAN_B}"
-WAIT = 10.0
+WAIT = bound(10)
 
 pytestmark = pytest.mark.parametrize("mode", ["legacy"], indirect=True)
 
@@ -263,7 +264,7 @@ def test_stdio_20000_subscribes_keep_memory_flat(tmp_path: Path, root: Path, mod
             request = {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {"uri": ACTIVE}}
             wire.send(b"".join(json.dumps({**request, "id": rid}).encode() + b"\n" for rid in ids))
             for rid in ids:
-                assert "result" in wire.answer(rid, timeout=120)
+                assert "result" in wire.answer(rid, timeout=bound(120))
         grown = wire.rss_mb() - before
         assert grown < 8, f"RSS grew by {grown:.1f} MB over 20,000 subscribes"
 

@@ -16,6 +16,7 @@ from planning_core.store import MEMORY_URL, ChangeFeed, Copyable, PlanRecord, Sh
 from planning_core.stores.memory import MemoryStore
 from tests.support.files import tree_state
 from tests.support.seed import seed_plan
+from tests.support.waits import bound
 
 
 @pytest.fixture
@@ -34,17 +35,17 @@ def test_a_second_writer_waits_for_the_lock_then_is_told_busy() -> None:
     def hold() -> None:
         with store.transaction(plan):
             held.set()
-            release.wait(10)
+            release.wait(bound(10))
 
     holder = threading.Thread(target=hold)
     holder.start()
     try:
-        assert held.wait(10)
+        assert held.wait(bound(10))
         with pytest.raises(PlanBusy, match=r"over 0\.2s"):
             Planner(store).create_task(plan, "blocked writer")
     finally:
         release.set()
-        holder.join(10)
+        holder.join(bound(10))
     assert Planner(store).create_task(plan, "after").id == 5  # the refused writer burnt no id
 
 
@@ -74,18 +75,18 @@ def test_the_change_feed_names_each_plan_written(memory: MemoryStore) -> None:
     reader = threading.Thread(target=feed)
     reader.start()
     try:
-        assert seen.get(timeout=10) == set()  # running (a quiet interval): later writes are seen
+        assert seen.get(timeout=bound(10)) == set()  # running (a quiet interval): later writes are seen
         planner.update_task(plan, 4, subject="renamed")
-        while (names := seen.get(timeout=10)) == set():
+        while (names := seen.get(timeout=bound(10))) == set():
             pass
         assert names == {plan}
         other = planner.create_plan("Other", date="2026-06-01").name
-        while (names := seen.get(timeout=10)) == set():
+        while (names := seen.get(timeout=bound(10))) == set():
             pass
         assert names == {other}
     finally:
         stop.set()
-        reader.join(10)
+        reader.join(bound(10))
     assert not reader.is_alive()
 
 

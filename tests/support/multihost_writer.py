@@ -35,11 +35,12 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from planning_core.errors import DatabaseLost
+from tests.support.waits import bound
 
 PLAN_DATE = "2026-05-28"
 HOT = 4  # tasks #1..#4: never linked, claimed by everyone (the contended ones)
 PATTERN = "CCKLCKDLCKLDCKL"  # Create, Link, Klaim, Done: one writer's 15 operations
-CALL_TIMEOUT = 60.0  # seconds: a call stalled by a cut link must still come back
+CALL_TIMEOUT = bound(60)  # seconds: a call stalled by a cut link must still come back
 
 # What an error result says became of the write (contract §8, planning_core.errors).
 # Order matters: the first marker found wins.

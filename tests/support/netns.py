@@ -33,6 +33,7 @@ import psycopg
 
 from tests.support import pg
 from tests.support.procs import HOST as LOOPBACK
+from tests.support.waits import bound
 
 IP = shutil.which("ip") or "/usr/sbin/ip"
 SUBNET_BASE = "10.77"  # 10.77.N.0/24, N chosen so that no address of this machine is in it
@@ -45,7 +46,7 @@ class NetworkError(RuntimeError):
 
 def _ip(*args: str, netns: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
     cmd = [IP, *(["-n", netns] if netns else []), *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=20)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=bound(20))
     if check and done.returncode != 0:
         raise NetworkError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()}")
     return done

@@ -34,11 +34,12 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from tests.support.procs import free_port
+from tests.support.waits import bound
 
 PG_BIN = Path(os.environ.get("PLANNING_MCP_PG_BIN", "/usr/lib/postgresql/15/bin"))
 URL_ENV = "PLANNING_MCP_TEST_DATABASE_URL"
 RUN_AS = "postgres"  # the unprivileged user the cluster runs as when the tests run as root
-START_TIMEOUT = 60  # seconds for pg_ctl -w (a loaded 2-core machine)
+START_TIMEOUT = bound(60)  # seconds for pg_ctl -w (a loaded 2-core machine)
 
 _lock = threading.Lock()
 _cluster: Cluster | None = None

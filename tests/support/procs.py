@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.waits import bound
+
 REPO = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 
@@ -47,7 +49,7 @@ def free_port() -> int:
 
 
 def run_cli(
-    args: Sequence[str], *, timeout: float = 20, env: Mapping[str, str] | None = None
+    args: Sequence[str], *, timeout: float = bound(20), env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run `planning-mcp ARGS` to completion (bounded)."""
     return subprocess.run(
@@ -66,10 +68,10 @@ def stop(proc: subprocess.Popen[Any]) -> None:
     if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=bound(5))
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait(timeout=5)
+            proc.wait(timeout=bound(5))
 
 
 @dataclass
@@ -86,7 +88,7 @@ class Served:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
-def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20, every: float = 0.05) -> None:
+def wait_until(ready: Callable[[], bool], what: str, timeout: float = bound(20), every: float = 0.05) -> None:
     """Poll `ready` until it is true; fail naming `what` after `timeout` seconds. For a
     signal the child gives by a change we can only look at (a file, a port, a screen)."""
     deadline = time.monotonic() + timeout
@@ -99,7 +101,7 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20, every:
 SERVING_MARK = "(Ctrl+C to stop)"  # the end of the server's one startup line
 
 
-def wait_for_port(proc: subprocess.Popen[Any], port: int, stderr_path: Path, timeout: float = 20) -> None:
+def wait_for_port(proc: subprocess.Popen[Any], port: int, stderr_path: Path, timeout: float = bound(20)) -> None:
     """The handshake of a server child: its port answers (or it exited, which fails)."""
 
     def listening() -> bool:

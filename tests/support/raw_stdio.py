@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.support.waits import bound
+
 from .procs import REPO, child_env, stop
 
 PROTOCOL = "2025-06-18"
@@ -66,7 +68,7 @@ class RawStdio:
     def send_text(self, text: str) -> None:
         self.send(text.encode() + b"\n")
 
-    def message(self, timeout: float = 20) -> dict[str, Any]:
+    def message(self, timeout: float = bound(20)) -> dict[str, Any]:
         """The next line the server writes, parsed (a notification is also recorded)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -107,7 +109,7 @@ class RawStdio:
         self.send_text(f'{{"jsonrpc":"2.0","id":{self._next},"method":"{method}","params":{params_json}}}')
         return self._next
 
-    def answer(self, rid: Any, timeout: float = 20) -> dict[str, Any]:
+    def answer(self, rid: Any, timeout: float = bound(20)) -> dict[str, Any]:
         """The answer (result or error) to request `rid`; notifications are skipped."""
         deadline = time.monotonic() + timeout
         while rid not in self._answers:
@@ -118,7 +120,7 @@ class RawStdio:
                 self._answers[msg["id"]] = msg
         return self._answers.pop(rid)
 
-    def notification(self, matches: Callable[[dict[str, Any]], bool], timeout: float = 20) -> dict[str, Any]:
+    def notification(self, matches: Callable[[dict[str, Any]], bool], timeout: float = bound(20)) -> dict[str, Any]:
         """The next notification that `matches`, looking on from the one the last call
         returned (so one already read while waiting for an answer counts); answers read
         meanwhile are kept for answer()."""
@@ -133,13 +135,13 @@ class RawStdio:
             if "id" in msg and "method" not in msg:
                 self._answers[msg["id"]] = msg
 
-    def call(self, tool: str, args: dict[str, Any], timeout: float = 20, *, rid: Any = None) -> dict[str, Any]:
+    def call(self, tool: str, args: dict[str, Any], timeout: float = bound(20), *, rid: Any = None) -> dict[str, Any]:
         """tools/call and its result (fails if the answer is a JSON-RPC error)."""
         msg = self.answer(self.request("tools/call", {"name": tool, "arguments": args}, rid=rid), timeout)
         assert "result" in msg, msg
         return dict(msg["result"])
 
-    def initialize(self, timeout: float = 30) -> None:
+    def initialize(self, timeout: float = bound(30)) -> None:
         rid = self.request(
             "initialize",
             {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
@@ -168,6 +170,6 @@ class RawStdio:
             with contextlib.suppress(BrokenPipeError):  # it may have stopped already
                 self.proc.stdin.close()
         try:
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=bound(5))
         except subprocess.TimeoutExpired:
             stop(self.proc)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from mcp import StdioServerParameters
 
+from tests.support.waits import bound
+
 from .procs import HOST, Served, child_env, console_script, stop, wait_for_port, wait_until
 
 SERVED_KINDS = ("files", "postgres")  # the backends a server child can be given (not memory)
@@ -82,7 +84,7 @@ def serving_store(
                 raise AssertionError(f"{name} exited with {proc.returncode} before serving: {text}")
             return False
 
-        wait_until(started, f"{name}'s startup line", timeout=30)
+        wait_until(started, f"{name}'s startup line", timeout=bound(30))
         wait_for_port(proc, port[0], stderr_path)
         yield Served(proc, port[0], stderr_path)
     finally:

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tests.support.waits import bound
+
 from .procs import wait_until
 
 TMUX = shutil.which("tmux")
@@ -24,7 +26,7 @@ class Tmux:
         subprocess.run(
             [*self.base, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command],
             check=True,
-            timeout=10,
+            timeout=bound(10),
         )
 
     def screen(self) -> str:
@@ -33,7 +35,7 @@ class Tmux:
     def title(self) -> str:
         return self._ask("display-message", "-p", "-t", self.name, "#{pane_title}")
 
-    def wait_for(self, *needles: str, timeout: float = 15) -> str:
+    def wait_for(self, *needles: str, timeout: float = bound(15)) -> str:
         """The screen once it shows every needle: the program has drawn (its ready signal)."""
         screen = [""]
 
@@ -48,10 +50,10 @@ class Tmux:
         return screen[0]
 
     def keys(self, *keys: str) -> None:
-        subprocess.run([*self.base, "send-keys", "-t", self.name, *keys], capture_output=True, timeout=10)
+        subprocess.run([*self.base, "send-keys", "-t", self.name, *keys], capture_output=True, timeout=bound(10))
 
     def kill(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=bound(10))
 
     def _ask(self, *args: str) -> str:
-        return subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=bound(10)).stdout

@@ -14,6 +14,7 @@ import pytest
 from planning_core import PLAN_REMINDER, FileStore, Planner
 from server.claude_hook import hook_root, main, session_file
 from tests.support.seed import FORK, PLAN_NAME, seed_root
+from tests.support.waits import bound
 
 from .conftest import fixture
 
@@ -164,17 +165,17 @@ def test_the_console_script_stays_light_and_exits_0(project: Path, seeded: str) 
     exe = Path(sys.executable).parent / "planning-mcp"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "server"]
     payload = json.dumps(fixture("session_start_compact.json", cwd=str(project)))
-    r = subprocess.run([*cmd, "hook", "SessionStart"], input=payload, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([*cmd, "hook", "SessionStart"], input=payload, capture_output=True, text=True, timeout=bound(60))
     assert r.returncode == 0, r.stderr
     assert PLAN_NAME in context(r.stdout)
-    r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=60)
+    r = subprocess.run([*cmd, "hook", "PostToolUse"], input="{oops", capture_output=True, text=True, timeout=bound(60))
     assert (r.returncode, r.stdout) == (0, "")
     traced = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "server", "hook", "SessionStart"],
         input=payload,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
     )
     assert traced.returncode == 0, traced.stderr[-2000:]
     imported = {

@@ -26,6 +26,7 @@ import pytest
 from server import __version__
 from server.stdio import DRAIN_SECONDS
 from tests.support.procs import HOST, child_env, console_script, free_port, wait_for_port, wait_until
+from tests.support.waits import bound
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -66,7 +67,7 @@ class Terminal:
     def text(self) -> str:
         return self.output.decode("utf-8", errors="replace")
 
-    def read_until(self, needle: str, timeout: float = 20) -> str:
+    def read_until(self, needle: str, timeout: float = bound(20)) -> str:
         deadline = time.monotonic() + timeout
         while needle not in self.text:
             if time.monotonic() > deadline:
@@ -136,8 +137,8 @@ def test_ctrl_c_stops_an_idle_server_at_once_with_0(terminal: list[Terminal], tm
     initialize(t)
     started = time.monotonic()
     t.ctrl_c()
-    assert t.exit_code(timeout=10) == 0
-    assert time.monotonic() - started < 5
+    assert t.exit_code(timeout=bound(10)) == 0
+    assert time.monotonic() - started < bound(5)
     assert "Traceback" not in t.text and "stopping" not in t.text  # nothing was in progress
 
 
@@ -176,7 +177,7 @@ def test_ctrl_c_lets_the_call_in_progress_finish_then_exits_0(terminal: list[Ter
         assert task_file(tmp_path / ".planning")["status"] == "pending"  # still running: nothing cut short
     finally:
         go.touch()
-    assert t.exit_code(timeout=20) == 0
+    assert t.exit_code(timeout=bound(20)) == 0
     assert '"id":3,"result"' in t.text  # the call finished and was answered
     assert task_file(tmp_path / ".planning")["status"] == "completed"
     assert "Traceback" not in t.text
@@ -197,7 +198,7 @@ def test_ctrl_c_waits_for_a_call_longer_than_the_end_of_input_bound(terminal: li
         assert os.waitpid(t.pid, os.WNOHANG)[0] == 0, f"stopped before the call was answered:\n{t.text}"
     finally:
         go.touch()
-    assert t.exit_code(timeout=20) == 0
+    assert t.exit_code(timeout=bound(20)) == 0
     assert '"id":3,"result"' in t.text
     assert task_file(tmp_path / ".planning")["status"] == "completed"
 
@@ -208,7 +209,7 @@ def test_a_second_ctrl_c_stops_at_once_with_130(terminal: list[Terminal], tmp_pa
         t.ctrl_c()
         t.read_until("Ctrl+C again to stop at once")
         t.ctrl_c()
-        assert t.exit_code(timeout=5) == 130
+        assert t.exit_code(timeout=bound(5)) == 130
     finally:
         go.touch()  # the hook runs in a session of its own and outlives us: let it end
     assert "stopping at once" in t.text and "Traceback" not in t.text
@@ -224,7 +225,7 @@ def test_ctrl_c_on_sse_with_a_client_connected_is_quiet(tmp_path: Path) -> None:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=child_env())
     try:
         wait_for_port(proc, port, stderr_path)
-        with socket.create_connection((HOST, port), timeout=10) as client:
+        with socket.create_connection((HOST, port), timeout=bound(10)) as client:
             client.sendall(f"GET /sse HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
             got = b""
             while b"event: endpoint" not in got:
@@ -232,10 +233,10 @@ def test_ctrl_c_on_sse_with_a_client_connected_is_quiet(tmp_path: Path) -> None:
                 assert chunk, got
                 got += chunk
             proc.send_signal(signal.SIGINT)  # what Ctrl+C in its terminal sends
-            assert proc.wait(timeout=20) == 0
+            assert proc.wait(timeout=bound(20)) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(timeout=10)
+            proc.wait(timeout=bound(10))
     stderr = stderr_path.read_text()
     assert "Traceback" not in stderr and "Exception in ASGI application" not in stderr, stderr

@@ -18,6 +18,7 @@ from tests.support.procs import console_script, run_cli, serving, wait_until
 from tests.support.raw_stdio import RawStdio
 from tests.support.seed import make_plan
 from tests.support.terminal import NO_TMUX, TMUX, Tmux
+from tests.support.waits import bound
 
 PLAN = "2026-05-28-evil"
 EVIL_SUBJECT = "Evil\x1b]0;pwned\x07\x1b[2J\r\n#99 [completed] Forged line (admin)\u2028\x9b31m"
@@ -86,7 +87,7 @@ def test_startup_summary_and_task_list_escape(root: Path, tmp_path: Path) -> Non
 
 def test_http_banner_escapes(root: Path, tmp_path: Path) -> None:
     with serving(tmp_path, "http", root=root) as served:
-        wait_until(lambda: "[Session Plan]" in served.stderr(), "the start-up summary on stderr", timeout=10)
+        wait_until(lambda: "[Session Plan]" in served.stderr(), "the start-up summary on stderr", timeout=bound(10))
         err = served.stderr()
     assert "\\x1b]0;pwned" in err
     assert_clean(err)

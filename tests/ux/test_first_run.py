@@ -16,6 +16,7 @@ from server import __version__
 from server.cli import ROOT_PLACEHOLDER, main
 from tests.support.procs import REPO, child_env, console_script, serving
 from tests.support.seed import FORK, PLAN_NAME, seed_root
+from tests.support.waits import bound
 
 
 def user_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -30,7 +31,7 @@ def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpro
         [console_script(), *args],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=bound(30),
         cwd=cwd,
         env=user_env(env),
         stdin=subprocess.DEVNULL,  # a stdio server sees the end of its input at once
@@ -47,6 +48,7 @@ def startup_line(transport: str, root: Path) -> str:
     ids=["default", "relative", "serve"],
 )
 def test_stdio_says_what_it_serves_and_where_the_plans_are(args: list[str], folder: str, project: Path) -> None:
+    (project / "sub").mkdir()  # a root's parent folder must exist (a missing one is refused as a typo)
     r = cli(args, cwd=project)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[-1] == startup_line("stdio", project / folder)  # absolute, resolved
@@ -159,7 +161,7 @@ def test_printing_into_a_pipe_whose_reader_left_is_quiet(command: list[str], roo
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=30,
+            timeout=bound(30),
             env=child_env(),
         )
     finally:
@@ -179,9 +181,9 @@ def test_board_json_into_head(root: Path) -> None:
         env=child_env(),
     )
     assert board.stdout is not None and board.stderr is not None
-    head = subprocess.run(["head", "-1"], stdin=board.stdout, capture_output=True, text=True, timeout=30)
+    head = subprocess.run(["head", "-1"], stdin=board.stdout, capture_output=True, text=True, timeout=bound(30))
     board.stdout.close()
-    assert board.wait(timeout=30) == 141
+    assert board.wait(timeout=bound(30)) == 141
     assert head.stdout == "{\n" and board.stderr.read() == b""
 
 
@@ -203,12 +205,12 @@ def test_live_watch_into_a_pipe_whose_reader_left_is_quiet(root: Path, seeded: s
                 first += chunk
         # The reader has left; the next frame (after a change) meets the closed pipe.
         Planner(FileStore(root)).update_task(seeded, 3, status="completed")
-        assert watch.wait(timeout=20) == 141
+        assert watch.wait(timeout=bound(20)) == 141
         assert watch.stderr is not None and watch.stderr.read() == b""
     finally:
         if watch.poll() is None:
             watch.kill()
-            watch.wait(timeout=10)
+            watch.wait(timeout=bound(10))
 
 
 def test_help_names_every_option(tmp_path: Path) -> None:
@@ -241,9 +243,9 @@ def test_the_startup_line_comes_quickly(project: Path) -> None:
             line = proc.stderr.readline().decode()
             assert line, seen
             seen += line
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < bound(15)
         assert startup_line("stdio", project / ".planning") in seen
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=bound(20)) == 0

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
+from tests.support.waits import bound
 
 from .conftest import PLAN_NAME
 
@@ -25,9 +26,9 @@ def one_line(err: str) -> str:
 
 
 def test_python_dash_m_server(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "server", "--version"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run([sys.executable, "-m", "server", "--version"], capture_output=True, text=True, timeout=bound(30))
     assert (r.returncode, r.stdout.strip()) == (0, "planning-mcp 0.1.0")
-    r = subprocess.run([sys.executable, "-m", "server", "--help"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run([sys.executable, "-m", "server", "--help"], capture_output=True, text=True, timeout=bound(30))
     for command in ("serve", "status", "board", "graph", "watch", "hook"):
         assert command in r.stdout
 
@@ -109,10 +110,10 @@ def test_wheel_builds_with_every_module(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=bound(60),
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < bound(30)
     wheel = next(tmp_path.glob("planning_mcp-*.whl"))
     import zipfile
 

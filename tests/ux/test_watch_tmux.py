@@ -14,6 +14,7 @@ import pytest
 from tests.support.procs import REPO, child_env
 from tests.support.seed import PLAN_NAME
 from tests.support.terminal import NO_TMUX, TMUX, Tmux
+from tests.support.waits import bound
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
 
@@ -47,7 +48,7 @@ def test_watch_redraws_when_another_process_changes_a_task(root: Path, seeded: s
         f"p.update_task({PLAN_NAME!r}, 3, status='completed'); "
         f"p.update_task({PLAN_NAME!r}, 4, status='in_progress', owner='bob')"
     )
-    subprocess.run([sys.executable, "-c", change], check=True, timeout=30, env=child_env())
+    subprocess.run([sys.executable, "-c", change], check=True, timeout=bound(30), env=child_env())
 
     screen = tmux.wait_for("3/4 done", "#4 Add logout endpoint", "(bob)")
     assert "#3 Add login endpoint" not in screen  # no longer in progress

@@ -2,6 +2,7 @@
 
 <root>/todo/<YYYY-MM-DD-slug>/plan.md, task_<N>.json, .highwatermark, .lock
 <root>/done/<...same shape...>
+<root>/.gitignore                        what git should leave out (written once, never overwritten)
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ...errors import (
 from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name
-from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
 from ...taskdoc import task_filename
 from ..views import KeptViews
 from . import atomicfile
@@ -51,6 +52,24 @@ STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) i
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
 ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
 STAGING_PREFIX = ".staging-"
+PROBE_PREFIX = ".probe-"
+GITIGNORE = ".gitignore"
+# A committed .planning/ keeps the plans (plan.md, task_<N>.json, .highwatermark); these are
+# one machine's working files, meaningless or harmful anywhere else.
+GITIGNORE_TEXT = (
+    "# Written by planning-mcp: commit todo/ and done/ (plan.md, task_*.json, .highwatermark),\n"
+    "# not these working files of one machine.\n"
+    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomicfile.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n"
+)
+# What a planning root may hold before its layout exists: our own files (a root whose
+# todo/ and done/ were removed by hand), nothing of the user's.
+OWN_ENTRIES = frozenset({"todo", "done", HOOKS_DIR, GITIGNORE})
+SHOWN_ENTRIES = 3  # how many of a folder's other entries a refusal names
+
+
+def _is_ours_in_passing(name: str) -> bool:
+    """A probe or temp file of ours, there for a moment."""
+    return name.startswith(PROBE_PREFIX) or atomicfile.is_temp(name)
 
 
 def _is_real_dir(path: str) -> bool:
@@ -107,11 +126,37 @@ class FileStore:
         try:
             for folder in (self.root, self.todo, self.done):
                 folder.mkdir(parents=True, exist_ok=True)
-            probe = self.root / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
+            probe = self.root / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
             atomicfile.write_synced(probe, b"")
             probe.unlink()
+            gitignore = self.root / GITIGNORE
+            if not os.path.lexists(gitignore):  # the user's own edits stay
+                atomicfile.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
         except OSError as e:
             raise StorageError(f"the planning root {self.root}", e.strerror or str(e)) from None
+
+    def root_mistake(self, *, creating: bool) -> str | None:
+        """See PlanFolders.root_mistake. A root with todo/ or done/ is a planning folder,
+        whatever else it holds; an empty or missing one is a new planning folder."""
+        if creating and not os.path.lexists(self.root) and not os.path.lexists(self.root.parent):
+            return f"is in a folder that does not exist ({self.root.parent}; a typo?): create it first or fix the path"
+        try:
+            names = sorted(e.name for e in os.scandir(self.root))
+        except OSError:  # missing, or not a folder: prepare's or the reader's own error says so
+            return None
+        if "todo" in names or "done" in names:
+            return None
+        nested = self.root / ".planning"
+        if (nested / "todo").is_dir() or (nested / "done").is_dir():
+            return f"holds no plans, but {nested} does (did you mean {nested}?)"
+        others = [n for n in names if n not in OWN_ENTRIES and not _is_ours_in_passing(n)]
+        if not others:
+            return None
+        shown = ", ".join(others[:SHOWN_ENTRIES]) + (", …" if len(others) > SHOWN_ENTRIES else "")
+        return (
+            f"holds other files ({shown}) and no plans (no todo/ or done/); plans need a folder "
+            f"of their own, e.g. {nested}"
+        )
 
     # -- plan folders ----------------------------------------------------------
 
