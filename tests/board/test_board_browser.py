@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from playwright.async_api import expect
 
-from server.board.routes import FULL_CHECK
+from server.board.live import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
 from tests.support.seed import SUBJECTS, make_plan
