@@ -76,6 +76,9 @@ class ChangeCounter:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._last_read = 0.0
+        # Whether the store's change feed is being followed now: every change then moves the
+        # counter, a file edited in place too; polling, such an edit moves no plan version.
+        self.following = False
 
     def current(self) -> int:
         """The counter now (starting the follower if it is not running)."""
@@ -115,11 +118,14 @@ class ChangeCounter:
         if isinstance(self.store, ChangeFeed):
             try:
                 for names in self.store.changes(stop, FEED_WAIT):
+                    self.following = True
                     self._look(changes, names)
                     if self._idle(stop):
                         return
             except StorageError as e:
                 log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
+            finally:
+                self.following = False
         changes.settle = POLL_SETTLE
         while not self._idle(stop):
             time.sleep(POLL_INTERVAL)

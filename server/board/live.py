@@ -3,16 +3,18 @@
 Every page streaming the same board (the same `plan` asked for) shares one `Shown`: its
 last JSON and an edition that moves when that JSON changes. One pump per site looks at
 the change counter (server/changes.py: one follower of the store's change feed for the
-whole process) every POLL_INTERVAL and rebuilds each shown board once when it moved, and
-every FULL_CHECK anyway (a lease runs out with no write; without a feed, a file edited in
-place moves no plan version). The pages themselves only wait for a new edition, so a
-page costs nothing while its plan is unchanged, however many are open: the builds follow
-the changes and the boards shown, never the number of pages."""
+whole process) every POLL_INTERVAL and rebuilds each shown board once when it moved;
+with no change, only when a lease on it runs out (its task moves to Ready with no write)
+and, while the counter polls instead of following a feed (where a file edited in place
+moves no plan version), every FULL_CHECK. The pages themselves only wait for a new
+edition, so a page costs nothing while its plan is unchanged, however many are open: the
+builds follow the changes and the boards shown, never the number of pages."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -27,7 +29,8 @@ from ..changes import ChangeCounter
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.1  # how often the pump looks at the change counter (and at shutdown)
-FULL_CHECK = 5.0  # each shown board is rebuilt at least this often (its JSON sent only if it differs)
+FULL_CHECK = 5.0  # polling: each shown board is rebuilt this often (its JSON sent only if it differs)
+LAPSE_MARGIN = 0.5  # a board is rebuilt this long after a lease on it ran out, so the build sees it out
 KEEPALIVE = 15.0  # a comment line, so proxies and the browser keep an idle stream open
 
 
@@ -40,7 +43,7 @@ class Shown:
     data: str = ""
     edition: int = 0  # moves each time `data` changes; 0: not built yet
     seen: int = -1  # the change counter when it was last built
-    built: float = 0.0
+    due: float = 0.0  # when it is rebuilt with no change (time.monotonic)
     moved: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) when the edition moves
 
     def publish(self, data: str) -> None:
@@ -57,7 +60,12 @@ class Shown:
 class LiveBoards:
     """The shown boards of one site and the pump that keeps them current."""
 
-    def __init__(self, build: Callable[[str | None], str], changes: ChangeCounter, stopping: Callable[[], bool]):
+    def __init__(
+        self,
+        build: Callable[[str | None], tuple[str, float | None]],  # the JSON, and seconds to its next lapse
+        changes: ChangeCounter,
+        stopping: Callable[[], bool],
+    ) -> None:
         self.build = build
         self.changes = changes
         self.stopping = stopping
@@ -104,7 +112,7 @@ class LiveBoards:
             while self.shown and not self.stopping():
                 current = self.changes.current()
                 for shown in list(self.shown.values()):
-                    if shown.seen != current or time.monotonic() - shown.built >= FULL_CHECK:
+                    if shown.seen != current or time.monotonic() >= shown.due:
                         await self._rebuild(shown, current)
                 await anyio.sleep(POLL_INTERVAL)
         finally:
@@ -114,10 +122,14 @@ class LiveBoards:
 
     async def _rebuild(self, shown: Shown, current: int) -> None:
         # The counter is read before the build: a change during it moves the counter again.
-        shown.seen, shown.built = current, time.monotonic()
+        shown.seen = current
+        shown.due = time.monotonic() + (math.inf if self.changes.following else FULL_CHECK)
         try:
-            data = await anyio.to_thread.run_sync(self.build, shown.plan)
+            data, lapse = await anyio.to_thread.run_sync(self.build, shown.plan)
         except (OSError, PlanningError) as e:  # the database away for a moment: try again later
             log.warning("cannot build the board of %s: %s", shown.plan or "the first plan", e)
+            shown.due = min(shown.due, time.monotonic() + FULL_CHECK)
             return
+        if lapse is not None:
+            shown.due = min(shown.due, time.monotonic() + lapse + LAPSE_MARGIN)
         shown.publish(data)

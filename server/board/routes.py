@@ -30,11 +30,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 
 from planning_core import PlanningError, Session
 from planning_core.actions import Actions
+from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
 from ..changes import ChangeCounter
 from ..http import security_for
-from .data import board_data
+from .data import board_data, shown_board
 from .live import LiveBoards
 from .page import ACTIONS, render_page
 
@@ -81,7 +82,7 @@ class BoardSite:
 
     def __post_init__(self) -> None:
         self.changes = ChangeCounter(self.store)
-        self.live = LiveBoards(self.board, self.changes, lambda: self.stopping())
+        self.live = LiveBoards(self.live_board, self.changes, lambda: self.stopping())
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         # Built once: the allow-list depends only on the served host and port, and every
@@ -148,8 +149,12 @@ class BoardSite:
     # -- data -----------------------------------------------------------------------
 
     def board(self, plan: str | None) -> str:
-        data = board_data(self.store, plan, actions=self.actions is not None)
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return _board_json(board_data(self.store, plan, actions=self.actions is not None))
+
+    def live_board(self, plan: str | None) -> tuple[str, float | None]:
+        """The board, and in how many seconds it changes with no write (a lease runs out)."""
+        data, lapse = shown_board(self.store, plan, actions=self.actions is not None)
+        return _board_json(data), None if lapse is None else (lapse - utc_now()).total_seconds()
 
     def events(self, plan: str | None) -> Response:
         if self.streams >= MAX_STREAMS:
@@ -212,6 +217,10 @@ class _Stream(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             self._release()
+
+
+def _board_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def _refusal(message: str, status: int) -> JSONResponse:
