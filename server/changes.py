@@ -116,9 +116,9 @@ class ChangeCounter:
         versions = self._versions()
         changes = PlanChanges(versions or {}, FEED_SETTLE)
         if isinstance(self.store, ChangeFeed):
+            self.following = True
             try:
                 for names in self.store.changes(stop, FEED_WAIT):
-                    self.following = True
                     self._look(changes, names)
                     if self._idle(stop):
                         return
