@@ -1,7 +1,7 @@
 """Open boards against the tools: TaskList's median on a big plan with many board pages
 streaming from the same server, and with none.
 
-    python -m bench.board_streams [--streams 150] [--tasks 2000] [--calls 40] [--quiet 10]
+    python -m bench.board_streams [--streams 150] [--tasks 2000] [--calls 40] [--quiet 20]
     python -m bench.run --boards ...        (the same, as a section of BENCHMARKS.md)
 
 One `planning-mcp serve --transport http` child on a seeded plan. TaskList (the default
@@ -34,6 +34,7 @@ if str(REPO) not in sys.path:
 
 from mcp import Client  # noqa: E402
 
+from bench.config import FULL  # noqa: E402
 from bench.mdtable import ms, table  # noqa: E402
 from bench.measure import median  # noqa: E402
 from bench.servers import CLIENT_MODE, check, vm_kb  # noqa: E402
@@ -243,10 +244,11 @@ def kb(value: int | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench.board_streams", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--streams", type=int, default=150)
-    ap.add_argument("--tasks", type=int, default=2_000)
-    ap.add_argument("--calls", type=int, default=40)
-    ap.add_argument("--quiet", type=float, default=10.0, help="seconds the idle CPU is read over")
+    full = FULL.boards
+    ap.add_argument("--streams", type=int, default=full.streams)
+    ap.add_argument("--tasks", type=int, default=full.tasks)
+    ap.add_argument("--calls", type=int, default=full.calls)
+    ap.add_argument("--quiet", type=float, default=full.quiet, help="seconds the idle CPU is read over")
     a = ap.parse_args(argv)
     with (
         tempfile.TemporaryDirectory(prefix="planning-bench-boards-") as tmp,
