@@ -85,6 +85,7 @@ class ChangeCounter:
         with self._lock:
             self._last_read = time.monotonic()
             if self._thread is None or not self._thread.is_alive():
+                self.following = isinstance(self.store, ChangeFeed)  # from now: the thread begins with it
                 self._stop = threading.Event()
                 self._thread = threading.Thread(
                     target=self._follow, args=(self._stop,), name="plan-changes", daemon=True
@@ -116,16 +117,14 @@ class ChangeCounter:
         versions = self._versions()
         changes = PlanChanges(versions or {}, FEED_SETTLE)
         if isinstance(self.store, ChangeFeed):
-            self.following = True
             try:
                 for names in self.store.changes(stop, FEED_WAIT):
                     self._look(changes, names)
                     if self._idle(stop):
                         return
             except StorageError as e:
-                log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
-            finally:
                 self.following = False
+                log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
         changes.settle = POLL_SETTLE
         while not self._idle(stop):
             time.sleep(POLL_INTERVAL)
