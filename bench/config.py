@@ -6,6 +6,16 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Boards:
+    """Open board pages beside the tools (bench/board_streams.py; run with --boards)."""
+
+    streams: int  # GET /board/events sent at once (more than the server admits)
+    tasks: int
+    calls: int  # TaskList calls per series
+    quiet: float  # seconds the idle CPU is read over
+
+
+@dataclass(frozen=True)
 class Config:
     sizes: tuple[int, ...]  # tasks in the plan, one fresh server per size
     calls: int  # calls per operation per size
@@ -18,6 +28,7 @@ class Config:
     peer_writer_tasks: int  # creates per writer in the two-writer peer comparison
     idle_seconds: float  # how long the idle-CPU figure watches a server with 20 plans
     notice_writes: int  # writes by another process timed to their resources/updated notice
+    boards: Boards
 
 
 FULL = Config(
@@ -32,6 +43,7 @@ FULL = Config(
     peer_writer_tasks=25,
     idle_seconds=60.0,
     notice_writes=20,
+    boards=Boards(streams=150, tasks=2_000, calls=40, quiet=20.0),
 )
 QUICK = Config(
     sizes=(10, 1_000),
@@ -45,6 +57,7 @@ QUICK = Config(
     peer_writer_tasks=10,
     idle_seconds=5.0,
     notice_writes=5,
+    boards=Boards(streams=80, tasks=200, calls=10, quiet=2.0),
 )
 
 

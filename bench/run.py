@@ -1,7 +1,7 @@
 """The planning-mcp benchmark harness.
 
-    python -m bench.run [--quick] [--peers] [--out PATH]      (from the repo root)
-    python bench/run.py  [--quick] [--peers] [--out PATH]
+    python -m bench.run [--quick] [--peers] [--boards] [--out PATH]      (from the repo root)
+    python bench/run.py  [--quick] [--peers] [--boards] [--out PATH]
 
 Every server (ours, the echo floor, the peers) is a real subprocess driven by the
 real SDK client (`mcp.Client`) over stdio, in the 2025 `legacy` mode (initialize
@@ -20,7 +20,7 @@ Writes BENCHMARKS.md (or --out PATH) and prints the same tables to stdout.
 This module is the CLI and the order of the run; the pieces live beside it:
 config (how much work), servers (starting and reaching them), measure (series and the
 floor), workloads (our server's runs), service (PlanList over 10 plans, change notices,
-idle CPU), pgcluster (the throwaway PostgreSQL for the PostgreSQL column), shared_writers,
+idle CPU), board_streams (TaskList beside open board pages, with --boards), pgcluster (the throwaway PostgreSQL for the PostgreSQL column), shared_writers,
 peers_run, machine, report (+ report_targets, report_peers, mdtable; the history of how the
 figures moved is hand-written in docs/history.md).
 """
@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.board_streams import run_board_streams  # noqa: E402
 from bench.config import FULL, QUICK, Config  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from bench.measure import Floor, Series  # noqa: E402
@@ -132,6 +133,11 @@ async def main_async(args: argparse.Namespace) -> Report:
                     say("[bench] planning-mcp: 2 concurrent writers (peer comparison)")
                     report.ours_two = await ours_two_writers(cfg.peer_writer_tasks, tmp, log)
 
+            if args.boards:
+                b = cfg.boards
+                say(f"[bench] {b.streams} board streams on a {b.tasks:,}-task plan, TaskList × {b.calls} per series")
+                report.boards = await run_board_streams(b.streams, b.tasks, b.calls, b.quiet, tmp, log)
+
             for k in cfg.writers:
                 say(f"[bench] shared writers K={k} × {cfg.per_writer}")
                 report.writers.append(await shared_writers(k, cfg.per_writer, tmp, log))
@@ -150,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", action="store_true", help="also run the installed peer servers")
     ap.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md", help="where to write the report")
     ap.add_argument("--sizes", type=int, nargs="+", help="override the plan sizes")
+    ap.add_argument("--boards", action="store_true", help="also time TaskList beside open board streams")
     ap.add_argument("--no-pg", action="store_true", help="leave out the PostgreSQL column (no cluster started)")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder (roots, server stderr)")
     args = ap.parse_args(argv)

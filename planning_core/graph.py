@@ -47,10 +47,15 @@ def lease_expired(task: Task, now: dt.datetime) -> bool:
     """A claim whose lease ran out: in progress, with an expiry that has passed. Another
     owner may take it. A claim without a lease never expires, and neither does one whose
     expiry cannot be read (a hand edit): a claim must not lapse by a guess."""
-    if task.status is not TaskStatus.IN_PROGRESS or not task.lease_expires_at:
-        return False
-    until = _parse_time(task.lease_expires_at)
+    until = lease_runs_out(task)
     return until is not None and now >= until
+
+
+def lease_runs_out(task: Task) -> dt.datetime | None:
+    """When an in-progress task's lease runs out; None for a claim that never lapses."""
+    if task.status is not TaskStatus.IN_PROGRESS or not task.lease_expires_at:
+        return None
+    return _parse_time(task.lease_expires_at)
 
 
 def can_start(task: Task, now: dt.datetime) -> bool:

@@ -1,5 +1,6 @@
-"""One follower of a store's changes for many readers in one process (the board's open
-pages): a counter that moves when a plan may have changed, so that each page compares an
+"""Which plans changed, by one rule for every follower of a store (PlanChanges), and one
+follower of a store's changes for many readers in one process (the board's open
+pages, ChangeCounter): a counter that moves when a plan may have changed, so that each page compares an
 integer instead of asking the store (a stat per plan, or a database query) several times
 a second.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import NamedTuple
 
 from planning_core import PlanningError, StorageError
 from planning_core.store import ChangeFeed, PlanStore, PlanVersion
@@ -22,6 +24,48 @@ log = logging.getLogger(__name__)
 POLL_INTERVAL = 0.25  # without a change feed: as the MCP watcher polls
 FEED_WAIT = 2.0  # the feed yields at least this often: plan versions are compared then
 IDLE_AFTER = 10.0  # seconds without a reader before the follower stops
+# While a feed is followed, a plan version that moved with no name from the feed to
+# explain it is told once it has differed this long: far longer than a writer's temp file lives.
+FEED_SETTLE = 6.0
+POLL_SETTLE = 0.0  # polling: told at the look after the one that first saw it moved
+
+
+class Changed(NamedTuple):
+    plans: list[str]  # sorted
+    came_or_went: bool  # a plan appeared, went, or moved between active and archived
+
+
+class PlanChanges:
+    """Which plans changed, from the names a change feed gives and the plan versions.
+
+    A name from the feed is a change: the file store names a plan from the paths of its
+    committed files (a task file renamed into place, plan.md, the folder itself), the
+    database at commit. A version that moved with no name is only a hint: a writer's temp
+    file moves its folder's version before the write lands, and the rename that lands it
+    is named a moment later, so telling the hint told one change twice, the first time
+    before a reader could see it. A hint is told once the version has differed for
+    `settle` seconds with no name to explain it (what a feed missed: a change made before
+    it began, a notice the database lost; polling, any change, at the next look). A plan
+    that came, went or moved between active and archived is told at once: each is one
+    rename."""
+
+    def __init__(self, versions: dict[str, PlanVersion], settle: float) -> None:
+        self.told = versions  # each plan's version as last told (a hint not yet told keeps the old one)
+        self.settle = settle
+        self._hints: dict[str, float] = {}  # when each plan's version was first seen moved, unexplained
+
+    def update(self, named: set[str], current: dict[str, PlanVersion], now: float) -> Changed:
+        told = self.told
+        both = current.keys() & told.keys()
+        came_or_went = (current.keys() ^ told.keys()) | {n for n in both if current[n].archived != told[n].archived}
+        named = named & current.keys()
+        hinted = {n for n in both if current[n] != told[n]} - came_or_went - named
+        self._hints = {n: self._hints.get(n, now) for n in hinted}
+        settled = {n for n, since in self._hints.items() if since < now and now - since >= self.settle}
+        for name in settled:
+            del self._hints[name]
+        self.told = {**current, **{n: told[n] for n in self._hints}}
+        return Changed(sorted(came_or_went | named | settled), bool(came_or_went))
 
 
 class ChangeCounter:
@@ -32,12 +76,16 @@ class ChangeCounter:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._last_read = 0.0
+        # Whether the store's change feed is being followed now: every change then moves the
+        # counter, a file edited in place too; polling, such an edit moves no plan version.
+        self.following = False
 
     def current(self) -> int:
         """The counter now (starting the follower if it is not running)."""
         with self._lock:
             self._last_read = time.monotonic()
             if self._thread is None or not self._thread.is_alive():
+                self.following = isinstance(self.store, ChangeFeed)  # from now: the thread begins with it
                 self._stop = threading.Event()
                 self._thread = threading.Thread(
                     target=self._follow, args=(self._stop,), name="plan-changes", daemon=True
@@ -67,20 +115,22 @@ class ChangeCounter:
 
     def _follow(self, stop: threading.Event) -> None:
         versions = self._versions()
+        changes = PlanChanges(versions or {}, FEED_SETTLE)
         if isinstance(self.store, ChangeFeed):
             try:
                 for names in self.store.changes(stop, FEED_WAIT):
-                    current = self._versions()
-                    if names or current != versions:
-                        versions = current
-                        self._bump()
+                    self._look(changes, names)
                     if self._idle(stop):
                         return
             except StorageError as e:
+                self.following = False
                 log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
+        changes.settle = POLL_SETTLE
         while not self._idle(stop):
             time.sleep(POLL_INTERVAL)
-            current = self._versions()
-            if current != versions:
-                versions = current
-                self._bump()
+            self._look(changes, set())
+
+    def _look(self, changes: PlanChanges, names: set[str]) -> None:
+        current = self._versions()
+        if current is not None and changes.update(names, current, time.monotonic()).plans:
+            self._bump()

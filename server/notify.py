@@ -4,7 +4,9 @@ One watcher per server, fed by the store's change feed (store.ChangeFeed: the fi
 store's OS watcher, the database's LISTEN/NOTIFY), so an idle server does nothing.
 Without a feed, or when it fails, it polls the store's plan versions every
 WATCH_INTERVAL instead. Even while following a feed, versions are compared every
-SAFETY_NET_S, for a change made before the feed began (or a notice the database lost). Changes made
+SAFETY_NET_S, for a change made before the feed began (or a notice the database lost);
+what a plan's name from the feed and what its version say are weighed by one rule
+(server/changes.PlanChanges), so that one write is told once, never before it lands. Changes made
 by this process, by another server process or by hand all reach clients the same way:
 2026 clients through the subscription bus (`subscriptions/listen`), 2025 clients
 through their connection's standalone channel.
@@ -22,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -35,8 +38,9 @@ from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, Unsub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core import PlanningError, StorageError
-from planning_core.store import ChangeFeed, PlanStore, PlanVersion
+from planning_core.store import ChangeFeed, PlanStore
 
+from .changes import FEED_SETTLE, POLL_SETTLE, PlanChanges
 from .sdk import connection_of
 
 log = logging.getLogger(__name__)
@@ -135,21 +139,22 @@ async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_IN
     """Notify on every change until cancelled: from the store's change feed where it has
     one (the OS watcher of the file store, the database's LISTEN/NOTIFY), else by polling
     plan versions every `interval`."""
-    previous = await anyio.to_thread.run_sync(store.plan_versions)
+    changes = PlanChanges(await anyio.to_thread.run_sync(store.plan_versions), FEED_SETTLE)
     if isinstance(store, ChangeFeed):
         try:
-            previous = await _follow(store, notifier, previous)
+            await _follow(store, notifier, changes)
         except StorageError as e:  # no watches left, a file system the OS cannot watch, ...
             log.warning("cannot follow changes of %s (%s); polling every %s s", store.describe(), e, interval)
+    changes.settle = POLL_SETTLE
     while True:
         await anyio.sleep(interval)
         try:
-            previous = await _report(store, notifier, previous, set())
+            await _report(store, notifier, changes, set())
         except (OSError, PlanningError) as e:
             log.warning("cannot read the plans in %s: %s", store.describe(), e)
 
 
-async def _follow(store: ChangeFeed, notifier: Notifier, previous: dict[str, PlanVersion]) -> dict[str, PlanVersion]:
+async def _follow(store: ChangeFeed, notifier: Notifier, changes: PlanChanges) -> None:
     """Report what the feed names (and, every SAFETY_NET_S, what plan versions show).
 
     The feed blocks, so it runs in a daemon thread of its own that only ever hands names
@@ -189,31 +194,23 @@ async def _follow(store: ChangeFeed, notifier: Notifier, previous: dict[str, Pla
                 names = set(pending)
                 pending.clear()
             try:
-                previous = await _report(plans, notifier, previous, names)
+                await _report(plans, notifier, changes, names)
             except (OSError, PlanningError) as e:
                 log.warning("cannot read the plans in %s: %s", plans.describe(), e)
         if failure:
             raise failure[0]
     finally:
         stop.set()
-    return previous
 
 
-async def _report(
-    store: PlanStore, notifier: Notifier, previous: dict[str, PlanVersion], named: set[str]
-) -> dict[str, PlanVersion]:
-    """Notify about plans whose version moved or that the feed named; the new versions."""
+async def _report(store: PlanStore, notifier: Notifier, changes: PlanChanges, named: set[str]) -> None:
+    """Notify about the plans that changed (by the feed's names and the plan versions)."""
     current = await anyio.to_thread.run_sync(store.plan_versions)
-    touched = named & current.keys()  # a file edited in place moves no folder version
-    changed = sorted({n for n in current.keys() | previous.keys() if current.get(n) != previous.get(n)} | touched)
-    if not changed:
-        return current
-    came_or_went = current.keys() != previous.keys() or any(
-        n in previous and n in current and current[n].archived != previous[n].archived for n in changed
-    )
-    for name in changed:
+    changed = changes.update(named, current, time.monotonic())
+    if not changed.plans:
+        return
+    for name in changed.plans:
         await notifier.resource_updated(plan_uri(name))
     await notifier.resource_updated(ACTIVE_URI)
-    if came_or_went:
+    if changed.came_or_went:
         await notifier.list_changed()
-    return current

@@ -5,6 +5,7 @@ graph.is_blocked over the plan's statuses), never recomputed in the page."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,14 +45,26 @@ def board_data(store: PlanStore, wanted: str | None = None, *, actions: bool = F
     """The active plans beside one plan's board: `wanted` (a name or a unique part of one,
     by the tools' rule), else the first active plan. A plan that cannot be shown is an
     `error` the page prints, with the plans still listed."""
+    return shown_board(store, wanted, actions=actions)[0]
+
+
+def shown_board(
+    store: PlanStore, wanted: str | None = None, *, actions: bool = False
+) -> tuple[dict[str, Any], dt.datetime | None]:
+    """board_data, and when it next changes with no write (the first lease on it to run
+    out, moving its task from In progress to Ready), if ever."""
     planner = Planner(store)
     plans = [p.model_dump(mode="json", by_alias=True) for p in planner.summaries()]
     out: dict[str, Any] = {"root": store.describe(), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
+    lapse = None
     try:
         names = select_plans(store, wanted) if wanted else [p["name"] for p in plans][:1]
         if names:
-            out["plan"] = plan_board(store.snapshot(names[0]), store.location(names[0]))
+            snap = store.snapshot(names[0])
+            out["plan"] = plan_board(snap, store.location(names[0]))
+            now = graph.utc_now()
+            lapse = min((t for t in map(graph.lease_runs_out, snap.tasks.values()) if t and t > now), default=None)
     except PlanningError as e:  # no such plan, an ambiguous part of a name, an unreadable folder
         out["error"] = str(e)
-    return out
+    return out, lapse

@@ -8,19 +8,17 @@ to the board's path (a value derived from the token, which does not open /mcp) a
 redirects to the same address without it (out of the address bar and Referer headers); the JSON,
 the events and the actions then go by the cookie or the header.
 
-Live: one follower of the store's change feed per site (server/changes.py: the file
-store's OS watcher, the database's LISTEN/NOTIFY, else a poll of plan versions) moves a
-counter; each open page's event stream looks at it every POLL_INTERVAL (an integer, not
-the store) and sends the board when it moved; every FULL_CHECK seconds it also rebuilds
-the board anyway. Only a board that differs from the last one sent is sent."""
+Live: one follower of the store's change feed per site (server/changes.py) and one build
+of each shown board per change, shared by every page that streams it (live.py). A stream
+is counted when it is admitted, before its response starts, and given back when it ends
+or its client goes, so MAX_STREAMS holds for a burst of simultaneous requests too."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -32,18 +30,17 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 
 from planning_core import PlanningError, Session
 from planning_core.actions import Actions
+from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
 from ..changes import ChangeCounter
 from ..http import security_for
-from .data import board_data
+from .data import board_data, shown_board
+from .live import LiveBoards
 from .page import ACTIONS, render_page
 
 BASE = "/board"
 COOKIE = "planning_board_token"
-POLL_INTERVAL = 0.1  # how often a page looks at the change counter (and at shutdown)
-FULL_CHECK = 5.0
-KEEPALIVE = 15.0  # a comment line, so proxies and the browser keep an idle stream open
 MAX_STREAMS = 64  # open pages at once; more are told to come back (503), never queued
 MAX_ACTION_BYTES = 16 * 1024
 ACTIONS_OFF = "Actions are off on this board (read-only); start it with `planning-mcp web --actions` to allow them."
@@ -68,12 +65,13 @@ class BoardSite:
     token: str | None = None
     actions: Actions | None = None  # None: read-only
     session: Session = field(default_factory=Session)
-    streams: int = 0
+    streams: int = 0  # admitted and not yet ended
     # Whether the server is shutting down (uvicorn's should_exit): an event stream never ends
     # by itself, and uvicorn waits for every open response before it exits, so Ctrl+C would
-    # hang while a board is open. Each stream ends within POLL_INTERVAL once this is true.
+    # hang while a board is open. Each stream ends within live.POLL_INTERVAL once this is true.
     stopping: Callable[[], bool] = lambda: False
     changes: ChangeCounter = field(init=False)
+    live: LiveBoards = field(init=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -84,6 +82,7 @@ class BoardSite:
 
     def __post_init__(self) -> None:
         self.changes = ChangeCounter(self.store)
+        self.live = LiveBoards(self.live_board, self.changes, lambda: self.stopping())
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         # Built once: the allow-list depends only on the served host and port, and every
@@ -150,40 +149,26 @@ class BoardSite:
     # -- data -----------------------------------------------------------------------
 
     def board(self, plan: str | None) -> str:
-        data = board_data(self.store, plan, actions=self.actions is not None)
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return _board_json(board_data(self.store, plan, actions=self.actions is not None))
+
+    def live_board(self, plan: str | None) -> tuple[str, float | None]:
+        """The board, and in how many seconds it changes with no write (a lease runs out)."""
+        data, lapse = shown_board(self.store, plan, actions=self.actions is not None)
+        return _board_json(data), None if lapse is None else (lapse - utc_now()).total_seconds()
 
     def events(self, plan: str | None) -> Response:
         if self.streams >= MAX_STREAMS:
             return PlainTextResponse(f"too many open boards ({MAX_STREAMS}); close one\n", status_code=503)
-        return StreamingResponse(
-            self.stream(plan),
+        self.streams += 1  # now, not when the stream first runs: a burst would all pass the check
+        return _Stream(
+            self.live.stream(plan),
+            self._release,
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )
 
-    async def stream(self, plan: str | None) -> AsyncIterator[str]:
-        self.streams += 1
-        try:
-            yield "retry: 1000\n\n"
-            versions = -1
-            sent = ""
-            rebuilt = spoke = 0.0
-            while not self.stopping():
-                now = time.monotonic()
-                current = self.changes.current()  # one follower of the store for every page
-                if current != versions or now - rebuilt >= FULL_CHECK:
-                    versions, rebuilt = current, now
-                    data = await anyio.to_thread.run_sync(self.board, plan)
-                    if data != sent:
-                        sent, spoke = data, now
-                        yield f"event: board\ndata: {data}\n\n"
-                if now - spoke >= KEEPALIVE:
-                    spoke = now
-                    yield ": still here\n\n"
-                await anyio.sleep(POLL_INTERVAL)
-        finally:
-            self.streams -= 1
+    def _release(self) -> None:
+        self.streams -= 1
 
     # -- actions: TaskUpdate through Actions, as the agent's tool calls it ----------------
 
@@ -217,6 +202,25 @@ class BoardSite:
         except PlanningError as e:
             return _refusal(str(e), 409)
         return JSONResponse({"refused": False, "message": outcome.text})
+
+
+class _Stream(StreamingResponse):
+    """A streaming response that gives its place back however it ends: finished, failed,
+    or cancelled when its client went (before its body began, too)."""
+
+    def __init__(self, body: Any, release: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(body, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _board_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def _refusal(message: str, status: int) -> JSONResponse:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from playwright.async_api import expect
 
-from server.board.routes import FULL_CHECK
+from server.board.live import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
 from tests.support.seed import SUBJECTS, make_plan
@@ -125,7 +125,8 @@ async def test_an_unreadable_task_file_shows_as_unreadable(tmp_path: Path, brows
         assert await page.locator(".card.unreadable[data-task='2'] .subject").text_content() == "unreadable task file"
         # The rest of the board still shows.
         assert await page.locator(".card:not(.unreadable)").count() == 4
-        # Damaged in place (by hand, the folder's mtime untouched): caught by the periodic rebuild.
+        # Damaged in place (by hand, the folder's mtime untouched): named by the change feed (polling,
+        # where no feed can be had, caught by the periodic rebuild).
         (folder / "task_1.json").write_text("not json", encoding="utf-8")
         await page.wait_for_selector(".card.unreadable[data-task='1']", timeout=(FULL_CHECK + 2) * 1000)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -22,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
 from planning_core import FileStore, Planner
+from planning_core.stores.files import atomicfile
 from server.app import build_server
 from server.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving
@@ -239,6 +241,35 @@ def test_stdio_four_subscribes_one_notice_then_unsubscribe_none(tmp_path: Path, 
         call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "again"})
         wire.notification(updated(URI_B))
         assert labels(wire.notifications[mark:]) == [f"updated {URI_A}", f"updated {URI_B}"]
+
+
+def test_stdio_a_write_is_told_once_when_it_lands_not_when_its_temp_file_appears(
+    tmp_path: Path, root: Path, mode: str
+) -> None:
+    """A writer's temp file appears in the plan folder (which moves the folder's version)
+    before the rename that lands the write; the rename is what the change feed names. Told
+    on the temp file, a client re-read the old task, then was told again. The handshake:
+    a change to plan B after the temp file, whose notices come only once the watcher has
+    looked at everything before it."""
+    make_plans(root)
+    folder = root / "todo" / PLAN_A
+    with stdio_server(root, tmp_path / "stderr.txt") as wire:
+        for uri in (ACTIVE, URI_A, URI_B):
+            subscribe(wire, uri)
+        task = json.loads((folder / "task_1.json").read_text())
+        temp = atomicfile.temp_name(folder / "task_1.json")
+        with open(temp, "w") as f:  # written as a writer writes it, not yet renamed into place
+            json.dump({**task, "description": "landed"}, f)
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "marker"})
+        wire.notification(updated(URI_B))
+        wire.notification(updated(ACTIVE))
+        os.replace(temp, folder / "task_1.json")  # the write lands
+        wire.notification(updated(URI_A))
+        wire.notification(updated(ACTIVE))
+        call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "marker again"})
+        wire.notification(updated(URI_B))
+        wire.notification(updated(ACTIVE))
+        assert labels(wire.notifications) == [f"updated {u}" for u in (URI_B, ACTIVE, URI_A, ACTIVE, URI_B, ACTIVE)]
 
 
 def test_stdio_list_changed_once_without_subscribing(tmp_path: Path, root: Path, mode: str) -> None:
