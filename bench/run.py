@@ -20,9 +20,10 @@ Writes BENCHMARKS.md (or --out PATH) and prints the same tables to stdout.
 This module is the CLI and the order of the run; the pieces live beside it:
 config (how much work), servers (starting and reaching them), measure (series and the
 floor), workloads (our server's runs), service (PlanList over 10 plans, change notices,
-idle CPU), board_streams (TaskList beside open board pages, with --boards), pgcluster (the throwaway PostgreSQL for the PostgreSQL column), shared_writers,
-peers_run, machine, report (+ report_targets, report_peers, mdtable; the history of how the
-figures moved is hand-written in docs/history.md).
+idle CPU), board_streams (TaskList beside open board pages, with --boards), pgcluster
+(the throwaway PostgreSQL for the PostgreSQL column), shared_writers, peers_run, machine,
+report (+ report_targets, report_peers, mdtable; the history of how the figures moved is
+hand-written in docs/history.md).
 """
 
 from __future__ import annotations
