@@ -7,6 +7,9 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
 
 - SessionStart (startup, resume, clear, compact): the `# Active Plans` block, so a
   fresh or just-compacted agent knows at once what it was doing.
+- UserPromptSubmit: the Active Plans line(s) before each user turn (at most
+  PROMPT_CONTEXT_CHARS, about 60 tokens), as they are now: the server's connect-time
+  instructions carry no block for Claude Code, so nothing stale contradicts it.
 - PostToolUse: counts the session's tool calls (every tool, not only ours) and adds
   the plan reminder after 5 rounds without a plan change while a task is in
   progress, by the same function as the server (planning_core.session.round_reminders).
@@ -52,6 +55,8 @@ LOCK_TIMEOUT = 2.0
 MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
+# Before every user turn: about 60 tokens at ~4 characters a token.
+PROMPT_CONTEXT_CHARS = 240
 
 
 def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path:
@@ -91,6 +96,32 @@ def session_start(store: PlanStore, root: Path | None) -> str:
         _sweep(root / HOOKS_DIR)
     block = active_plans_block(s.summary() for s in _snapshots(store, store.active_plans()))
     return output("SessionStart", block)
+
+
+def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
+    """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
+    first when there are more plans than fit, then `(+N more: PlanList)`."""
+    summaries = [s.summary() for s in _snapshots(store, store.active_plans())]
+    current = _saved_current_plan(store, root, payload)
+    summaries.sort(key=lambda s: s.name != current)  # stable: the rest stay oldest first
+    block = active_plans_block(summaries)
+    lines = block.split("\n")
+    while len(block) > PROMPT_CONTEXT_CHARS and len(lines) > 2:
+        lines.pop()
+        more = len(summaries) - (len(lines) - 1)
+        block = "\n".join([*lines, f"(+{more} more: PlanList)"])
+    if len(block) > PROMPT_CONTEXT_CHARS:  # one plan whose current task has a long subject
+        block = block[: PROMPT_CONTEXT_CHARS - 1] + "…"
+    return output("UserPromptSubmit", block)
+
+
+def _saved_current_plan(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str | None:
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
+        return None
+    with _session_state(store, root, session_id) as state:
+        current = state.get("current_plan")
+    return current if isinstance(current, str) else None
 
 
 def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
@@ -177,8 +208,14 @@ def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
 
 
 def _created_plan(response: Any) -> str | None:
-    """The plan a PlanCreate answer names: its structured content when Claude Code passes
-    it on, else the text (a list of content blocks, or a result holding them)."""
+    """The plan a PlanCreate answer names. Claude Code passes an MCP tool's answer as its
+    content blocks (a text-only result) or, when it has structured content, as that
+    content's JSON in a string; other shapes: a result holding either."""
+    if isinstance(response, str):
+        with contextlib.suppress(ValueError):
+            response = json.loads(response)
+        if isinstance(response, dict) and "structuredContent" not in response:
+            response = {"structuredContent": response}
     if isinstance(response, dict):
         structured = response.get("structuredContent")
         plan = structured.get("plan") if isinstance(structured, dict) else None
@@ -234,6 +271,8 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
             return session_start(store, root)
         if event == "PostToolUse":
             return post_tool_use(store, root, payload)
+        if event == "UserPromptSubmit":
+            return user_prompt_submit(store, root, payload)
         return ""
     finally:
         store.close()
