@@ -299,7 +299,7 @@ class ClaudeHome:
         (self.config / ".claude.json").write_text(json.dumps(state))
 
     def env(self, model: ScriptedModel, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        keep = ("PATH", "LANG", "LC_ALL", "TERM", "PYTHONPATH", "PLANNING_MCP_ROOT")
+        keep = ("PATH", "LANG", "LC_ALL", "TERM", "PYTHONPATH")
         env = {k: v for k, v in os.environ.items() if k in keep}
         env.update(OFFLINE_ENV)
         env.update(
@@ -364,3 +364,31 @@ class Steps:
             waits = len(results_since_prompt(body)) - len(done)
             return [tool_use(WAIT_FOR_SERVERS, {}, f"toolu_wait_{waits}")]
         return [tool_use(name, arguments, f"toolu_{key}_{len(done)}")]
+
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse")
+
+
+def hook_settings(command: str) -> dict[str, Any]:
+    """The hooks block docs/claude-code-hooks.md documents, with `command` as planning-mcp."""
+    return {
+        event: [{"matcher": "", "hooks": [{"type": "command", "command": f"{command} hook {event}", "timeout": 10}]}]
+        for event in HOOK_EVENTS
+    }
+
+
+def write_project(project: Path, root: Path, command: str, settings: Mapping[str, Any] | None = None) -> None:
+    """A project using planning-mcp in Claude Code: `.mcp.json` (server "planning" on
+    `root`), and in `.claude/settings.local.json` its approval, permission for our tools
+    and the hooks; `settings` adds to them."""
+    project.mkdir(parents=True, exist_ok=True)
+    server = {"type": "stdio", "command": command, "args": ["--root", str(root)]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"planning": server}}))
+    (project / ".claude").mkdir(exist_ok=True)
+    local = {
+        "enabledMcpjsonServers": ["planning"],
+        "permissions": {"allow": ["mcp__planning"]},
+        "hooks": hook_settings(command),
+        **(settings or {}),
+    }
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2))
