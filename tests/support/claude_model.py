@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import threading
@@ -392,3 +393,39 @@ def write_project(project: Path, root: Path, command: str, settings: Mapping[str
         **(settings or {}),
     }
     (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2))
+
+
+READY = "? for shortcuts"  # Claude Code's prompt line once the UI waits for input
+
+
+@contextmanager
+def interactive(binary: str, home: ClaudeHome, model: ScriptedModel, folder: Path) -> Iterator[Any]:
+    """Claude Code's interactive UI under a private tmux, in the project, ready for input."""
+    from .terminal import Tmux
+
+    env = home.env(model)
+    script = folder / "claude.sh"
+    assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    script.write_text(f"#!/bin/sh\ncd {shlex.quote(str(home.project))}\nexec env -i {assigns} {shlex.quote(binary)}\n")
+    script.chmod(0o755)
+    tmux = Tmux(folder / "tmux.sock")
+    tmux.start(str(script), width=120, height=40)
+    try:
+        tmux.wait_for(READY, timeout=60)
+        yield tmux
+    finally:
+        tmux.kill()
+
+
+def say(tmux: Any, line: str, *, then: str | None = None, gone: str | None = None, timeout: float = 90) -> None:
+    """Type `line` into the UI, send it once it shows, and wait until the screen shows
+    `then` (or no longer shows `gone`: what a cleared conversation loses)."""
+    from .procs import wait_until
+
+    tmux.keys("-l", line)
+    tmux.wait_for(line, timeout=20)
+    tmux.keys("Enter")
+    if then is not None:
+        tmux.wait_for(then, timeout=timeout)
+    if gone is not None:
+        wait_until(lambda: gone not in tmux.screen() and READY in tmux.screen(), f"{gone!r} gone", timeout)
