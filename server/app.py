@@ -162,8 +162,8 @@ async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: Cal
 async def _text_only_hosts(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """A host that shows its model only structured content gets the text (hosts.py)."""
     result = await call_next(ctx)
-    if ctx.method == "tools/call" and isinstance(result, dict) and hosts.shows_text_only(ctx):
-        return hosts.text_only_result(result)
+    if ctx.method in ("tools/call", "tools/list") and isinstance(result, dict) and hosts.shows_text_only(ctx):
+        return hosts.text_only(ctx.method, result)
     return result
 
 

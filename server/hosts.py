@@ -8,7 +8,8 @@ so an Active Plans block in them goes stale (after /clear it still said `(none)`
 the hooks' current one). For such a host the server sends:
 
 - tool results as text only (no structuredContent), so the model reads the contract's
-  texts at the text's own token cost;
+  texts at the text's own token cost, and tools without an outputSchema (which would
+  promise structured results; Claude Code never shows it to the model anyway);
 - instructions without the Active Plans block: Claude Code's hooks (`planning-mcp hook
   SessionStart` / `UserPromptSubmit`) bring the current one;
 - no plan reminder of its own: the PostToolUse hook counts every tool call of the session
@@ -47,7 +48,13 @@ def shows_text_only(ctx: ServerRequestContext[Any, Any]) -> bool:
     return client_name(ctx) in TEXT_ONLY_HOSTS
 
 
-def text_only_result(result: dict[str, Any]) -> dict[str, Any]:
-    """A tool result as such a host's model must see it: its text blocks, unchanged."""
-    result.pop("structuredContent", None)
+def text_only(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A tools/call result as such a host's model must see it (its text blocks,
+    unchanged), or a tools/list result that promises no structured results."""
+    if method == "tools/call":
+        result.pop("structuredContent", None)
+    else:
+        for tool in result.get("tools", []):
+            if isinstance(tool, dict):
+                tool.pop("outputSchema", None)
     return result
