@@ -9,7 +9,8 @@ the hooks' current one). For such a host the server sends:
 
 - tool results as text only (no structuredContent), so the model reads the contract's
   texts at the text's own token cost, and tools without an outputSchema (which would
-  promise structured results; Claude Code never shows it to the model anyway);
+  promise structured results; Claude Code never shows it to the model anyway), and
+  TaskList and TaskUpdate marked to load always (ALWAYS_LOADED);
 - instructions without the Active Plans block: Claude Code's hooks (`planning-mcp hook
   SessionStart` / `UserPromptSubmit`) bring the current one;
 - no plan reminder of its own: the PostToolUse hook counts every tool call of the session
@@ -29,6 +30,12 @@ from .sdk import connection_of
 
 # clientInfo.name of the hosts above, as they send it in `initialize`.
 TEXT_ONLY_HOSTS = frozenset({"claude-code"})
+# Claude Code defers MCP tools behind its tool search (the model sees only their names
+# until it searches); these load always: every round of work and every plan reminder
+# points at them, while the others are used once a plan (PlanCreate, TaskCreate) or
+# rarely, and are found by a search when needed.
+ALWAYS_LOADED = frozenset({"TaskList", "TaskUpdate"})
+ALWAYS_LOAD_META = {"anthropic/alwaysLoad": True}
 
 
 def client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -57,4 +64,6 @@ def text_only(method: str, result: dict[str, Any]) -> dict[str, Any]:
         for tool in result.get("tools", []):
             if isinstance(tool, dict):
                 tool.pop("outputSchema", None)
+                if tool.get("name") in ALWAYS_LOADED:
+                    tool["_meta"] = {**(tool.get("_meta") or {}), **ALWAYS_LOAD_META}
     return result

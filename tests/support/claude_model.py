@@ -341,17 +341,17 @@ def tool_names(body: dict[str, Any]) -> set[str]:
 
 WAIT_FOR_SERVERS = "WaitForMcpServers"
 MAX_WAITS = 3
+TOOL_SEARCH = "ToolSearch"
 NEVER_CONNECTED = "The MCP server never connected."
 
 
 @dataclass
 class Steps:
     """A script: per user prompt (matched by a word in it), tool calls made one per
-    request, then a closing text. Until the named MCP server's tools are offered, the
-    model waits for it as a real model would (Claude Code's WaitForMcpServers)."""
+    request, then a closing text. Until a tool is offered, the model waits for its server
+    (WaitForMcpServers) or, under tool search, fetches it (ToolSearch), as a model would."""
 
     turns: dict[str, list[tuple[str, dict[str, Any]]]]
-    server_tool: str = "mcp__planning__TaskList"
 
     def __call__(self, body: dict[str, Any]) -> list[Block]:
         prompt = last_user_prompt(body)
@@ -363,11 +363,18 @@ class Steps:
         if len(done) >= len(steps):
             return [text(f"Finished {key}.")]
         name, arguments = steps[len(done)]
-        if name.startswith("mcp__") and self.server_tool not in tool_names(body):
-            waits = len(results_since_prompt(body)) - len(done)
-            if waits >= MAX_WAITS:  # the server never connected: end the turn (the test fails on it)
+        offered = tool_names(body)
+        if name not in offered:
+            # Not offered yet: the server is still connecting, or (tool search) the tool is
+            # deferred. A model waits or searches, as Claude Code's reminders tell it to.
+            mark = f"toolu_{key}{len(done)}_"
+            tries = sum(str(r.get("tool_use_id", "")).startswith(mark) for r in results_since_prompt(body))
+            if tries >= MAX_WAITS:  # it never came: end the turn (the test fails on it)
                 return [text(NEVER_CONNECTED)]
-            return [tool_use(WAIT_FOR_SERVERS, {}, f"toolu_wait_{waits}")]
+            if TOOL_SEARCH in offered:
+                return [tool_use(TOOL_SEARCH, {"query": f"select:{name}", "max_results": 5}, f"{mark}find{tries}")]
+            if name.startswith("mcp__"):
+                return [tool_use(WAIT_FOR_SERVERS, {}, f"{mark}wait{tries}")]
         return [tool_use(name, arguments, f"toolu_{key}_{len(done)}")]
 
 
