@@ -11,7 +11,6 @@ import pytest
 
 from planning_core import FileStore
 from tests.support.claude_model import CLAUDE_BIN_ENV, REQUIRE_CLAUDE_ENV, ClaudeHome, claude_bin, write_project
-from tests.support.procs import console_script
 
 
 @pytest.fixture
@@ -35,7 +34,7 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def home(tmp_path: Path, root: Path) -> ClaudeHome:
     project = root.parent
-    write_project(project, root, console_script())
+    write_project(project, root)
     claude_home = ClaudeHome(tmp_path / "claude", project)
     claude_home.prepare()
     return claude_home

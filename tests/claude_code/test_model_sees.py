@@ -16,11 +16,13 @@ from tests.support.claude_model import (
     results_since_prompt,
     run_print,
     scripted_model,
+    tool_names,
 )
 
 PLAN = "mcp__planning__PlanCreate"
 UPDATE = "mcp__planning__TaskUpdate"
 LIST = "mcp__planning__TaskList"
+NATIVE_TASK_TOOLS = {"TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "TodoWrite"}
 SUBJECTS = ["Design auth schema", "Implement JWT middleware", "Add login endpoint"]
 QUIET = ("Bash", {"command": "true", "description": "Check the build"})
 WORKFLOW: list[tuple[str, dict[str, Any]]] = [
@@ -88,5 +90,12 @@ def test_the_model_sees_our_texts_reminders_and_plans(claude: str, home: ClaudeH
     # connect-time block in the server's instructions that could go stale.
     first = request_text(model.requests[0])
     assert "# Active Plans\n(none)" in first
+    # One task list: Claude Code's own task tools are not offered (the documented
+    # permissions.deny), ours are, and Claude Code's nudge towards its own is gone.
+    offered = tool_names(final)
+    assert offered.isdisjoint(NATIVE_TASK_TOOLS), offered & NATIVE_TASK_TOOLS
+    assert {PLAN, UPDATE, LIST} <= offered
+    assert "The task tools haven't been used recently" not in request_text(final)
+
     instructions = [t for t in request_text(final).split("<system-reminder>") if "# MCP Server Instructions" in t]
     assert instructions and all("# Active Plans" not in t for t in instructions)

@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -302,6 +303,8 @@ class ClaudeHome:
     def env(self, model: ScriptedModel, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         keep = ("PATH", "LANG", "LC_ALL", "TERM", "PYTHONPATH")
         env = {k: v for k, v in os.environ.items() if k in keep}
+        # `planning-mcp` as the documented settings call it: this interpreter's console script.
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         env.update(OFFLINE_ENV)
         env.update(
             HOME=str(self.home),
@@ -378,31 +381,31 @@ class Steps:
         return [tool_use(name, arguments, f"toolu_{key}_{len(done)}")]
 
 
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse")
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "claude-code-hooks.md"
 
 
-def hook_settings(command: str) -> dict[str, Any]:
-    """The hooks block docs/claude-code-hooks.md documents, with `command` as planning-mcp."""
-    return {
-        event: [{"matcher": "", "hooks": [{"type": "command", "command": f"{command} hook {event}", "timeout": 10}]}]
-        for event in HOOK_EVENTS
-    }
+def documented_settings() -> dict[str, Any]:
+    """The settings docs/claude-code-hooks.md tells users to put in .claude/settings.json
+    (its first JSON block): the tests run Claude Code with exactly those."""
+    page = DOCS.read_text(encoding="utf-8")
+    block = page.split("```json\n", 1)[1].split("```", 1)[0]
+    settings: dict[str, Any] = json.loads(block)
+    return settings
 
 
-def write_project(project: Path, root: Path, command: str, settings: Mapping[str, Any] | None = None) -> None:
+def write_project(
+    project: Path, root: Path, command: str = "planning-mcp", extra: Mapping[str, Any] | None = None
+) -> None:
     """A project using planning-mcp in Claude Code: `.mcp.json` (server "planning" on
-    `root`), and in `.claude/settings.local.json` its approval, permission for our tools
-    and the hooks; `settings` adds to them."""
+    `root`), the documented `.claude/settings.json`, and in `settings.local.json` the
+    user's approval of the server and its tools (`extra` replaces the documented keys)."""
     project.mkdir(parents=True, exist_ok=True)
     server = {"type": "stdio", "command": command, "args": ["--root", str(root)]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"planning": server}}))
     (project / ".claude").mkdir(exist_ok=True)
-    local = {
-        "enabledMcpjsonServers": ["planning"],
-        "permissions": {"allow": ["mcp__planning"]},
-        "hooks": hook_settings(command),
-        **(settings or {}),
-    }
+    shared = {**documented_settings(), **(extra or {})}
+    (project / ".claude" / "settings.json").write_text(json.dumps(shared, indent=2))
+    local = {"enabledMcpjsonServers": ["planning"], "permissions": {"allow": ["mcp__planning"]}}
     (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2))
 
 
