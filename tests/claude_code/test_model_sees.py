@@ -12,6 +12,7 @@ from tests.support.claude_model import (
     ClaudeHome,
     Steps,
     block_text,
+    blocks_of,
     request_text,
     results_since_prompt,
     run_print,
@@ -97,5 +98,7 @@ def test_the_model_sees_our_texts_reminders_and_plans(claude: str, home: ClaudeH
     assert {PLAN, UPDATE, LIST} <= offered
     assert "The task tools haven't been used recently" not in request_text(final)
 
-    instructions = [t for t in request_text(final).split("<system-reminder>") if "# MCP Server Instructions" in t]
+    said = [block_text(b) for m in final["messages"] for b in blocks_of(m)]
+    instructions = [t.split("# MCP Server Instructions", 1)[1] for t in said if "# MCP Server Instructions" in t]
+    instructions = [t.split("hook additional context:", 1)[0] for t in instructions]
     assert instructions and all("# Active Plans" not in t for t in instructions)

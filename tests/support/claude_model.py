@@ -409,18 +409,23 @@ def write_project(
     (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2))
 
 
-READY = "? for shortcuts"  # Claude Code's prompt line once the UI waits for input
+READY = "← for agents"  # the foot of Claude Code's prompt once the UI waits for input (any mode)
 
 
 @contextmanager
-def interactive(binary: str, home: ClaudeHome, model: ScriptedModel, folder: Path) -> Iterator[Any]:
+def interactive(
+    binary: str, home: ClaudeHome, model: ScriptedModel, folder: Path, args: tuple[str, ...] = ()
+) -> Iterator[Any]:
     """Claude Code's interactive UI under a private tmux, in the project, ready for input."""
     from .terminal import Tmux
 
     env = home.env(model)
     script = folder / "claude.sh"
     assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    script.write_text(f"#!/bin/sh\ncd {shlex.quote(str(home.project))}\nexec env -i {assigns} {shlex.quote(binary)}\n")
+    script.write_text(
+        f"#!/bin/sh\ncd {shlex.quote(str(home.project))}\n"
+        f"exec env -i {assigns} {shlex.quote(binary)} {shlex.join(args)}\n"
+    )
     script.chmod(0o755)
     tmux = Tmux(folder / "tmux.sock")
     tmux.start(str(script), width=120, height=40)
