@@ -127,12 +127,15 @@ def _saved_current_plan(store: PlanStore, root: Path | None, payload: dict[str, 
     return current if isinstance(current, str) else None
 
 
-def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
+def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], event: str = "PostToolUse") -> str:
+    """One round of the session. `event` PostToolUseFailure: Claude Code's event for a
+    refused call (an MCP result marked isError; observed in 2.1.197): a round that
+    changed nothing."""
     session_id = payload.get("session_id")
     tool = payload.get("tool_name")
     if not isinstance(session_id, str) or not session_id or not isinstance(tool, str):
         return ""
-    if tool == EXIT_PLAN_MODE:
+    if tool == EXIT_PLAN_MODE and event == "PostToolUse":
         return exit_plan_mode(store, root, session_id, payload)
     with _session_state(store, root, session_id) as state:
         clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
@@ -143,12 +146,12 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) 
         due = round_reminders(
             clock,
             _our_tool(tool),
-            succeeded=not _refused(payload.get("tool_response")),
+            succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
             plan_has_work=lambda: _has_work(store, current),
         )
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
     if due:
-        return output("PostToolUse", "\n".join(due))
+        return output(event, "\n".join(due))
     return ""
 
 
@@ -351,8 +354,8 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
         root = _root_of(store)
         if event == "SessionStart":
             return session_start(store, root)
-        if event == "PostToolUse":
-            return post_tool_use(store, root, payload)
+        if event in ("PostToolUse", "PostToolUseFailure"):
+            return post_tool_use(store, root, payload, event)
         if event == "UserPromptSubmit":
             return user_prompt_submit(store, root, payload)
         return ""

@@ -260,3 +260,15 @@ def test_user_prompt_submit_stays_within_60_tokens_with_the_current_plan_first(
 def test_user_prompt_submit_with_no_planning_folder_prints_nothing(project: Path) -> None:
     rc, printed = call(fixture("user_prompt_submit.json", cwd=str(project)), "UserPromptSubmit")
     assert (rc, printed) == (0, "")
+
+
+def test_a_refused_call_is_a_round_that_changes_nothing(project: Path, seeded: str) -> None:
+    """Claude Code fires PostToolUseFailure, not PostToolUse, for a refused MCP call."""
+    assert post(project, "post_tool_use_task_update.json") == ""  # round 0
+    for _ in range(4):
+        assert post(project) == ""
+    rc, printed = call(fixture("post_tool_use_failure_task_update.json", cwd=str(project)), "PostToolUseFailure")
+    assert rc == 0
+    assert json.loads(printed) == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": PLAN_REMINDER}
+    }
