@@ -26,7 +26,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-CLAUDE_BIN_ENV = "PLANNING_MCP_CLAUDE_BIN"
+# The sessions are driven against one pinned CLI (.ci/run installs it): its screens and requests
+# are what these tests read, and they change between releases.
+CLAUDE_BIN_ENV = "PLANNING_MCP_CLAUDE_SESSION_BIN"
 REQUIRE_CLAUDE_ENV = "PLANNING_MCP_REQUIRE_CLAUDE"
 DUMMY_KEY = "sk-ant-api03-scripted-model-on-loopback-0123456789abcdef"
 OFFLINE_ENV = {
@@ -41,7 +43,7 @@ Script = Callable[[dict[str, Any]], list[Block]]
 
 
 def claude_bin() -> str | None:
-    """Claude Code's CLI: $PLANNING_MCP_CLAUDE_BIN, else `claude` on PATH."""
+    """Claude Code's CLI: $PLANNING_MCP_CLAUDE_SESSION_BIN, else `claude` on PATH."""
     named = os.environ.get(CLAUDE_BIN_ENV)
     if named:
         return named if Path(named).is_file() else None
