@@ -22,6 +22,6 @@ if ! command -v npm >/dev/null; then
 fi
 # --loglevel=error: a package's engines field (node >= 22) warns under an older npm's own
 # Node; the packages themselves run on the Node 22 installed here.
-npm ci --no-audit --no-fund --loglevel=error
+npm ci --no-audit --no-fund --loglevel=error >&2  # stdout says only "installed"
 echo "$want" >"$stamp"
 echo installed
