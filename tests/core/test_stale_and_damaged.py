@@ -145,6 +145,7 @@ def test_archiving_onto_an_existing_archive_names_the_fix(planner: Planner, file
 
 
 def test_old_staging_folders_are_cleaned_young_ones_kept(file_store: FileStore) -> None:
+    file_store.make_layout()  # as the first plan makes it
     old = file_store.todo / ".staging-1-dead"
     young = file_store.todo / ".staging-2-busy"
     for folder in (old, young):

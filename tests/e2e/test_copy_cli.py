@@ -196,6 +196,7 @@ def test_a_source_row_that_is_no_plan_name_is_reported_and_the_others_copied(tmp
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO planning_plans (name, plan_md) VALUES ('../../../escape', '# x')")
     dst = tmp_path / "a" / "b" / "c"
+    dst.parent.mkdir(parents=True)  # a root in a missing folder is refused as a typo
     r = copy(url, dst)
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stdout.splitlines()[0].startswith("../../../escape (active, 0 tasks): NOT COPIED: Invalid plan name")

@@ -166,7 +166,7 @@ def test_outside_git_the_nearest_planning_above_is_used(tmp_path: Path) -> None:
     project = tmp_path / "project"
     deep = project / "src" / "deep"
     deep.mkdir(parents=True)
-    served_line(project)
+    Planner(FileStore(project / ".planning")).create_plan("Add auth", "a", "b")
     status = cli(deep, "status")
     assert status.returncode == 0, status.stderr
     line, _ = served_line(deep)
@@ -269,7 +269,7 @@ def test_git_files_that_lead_nowhere_serve_dot_planning_with_a_note(tmp_path: Pa
     assert why in note and f"plans in {here / '.planning'} (pass --root DIR to choose)" in note, note
     after = sorted(str(p) for p in tmp_path.rglob("*") if p.is_dir() and ".git" not in p.parts)
     made = {str(here / ".planning"), str(here / ".planning" / "todo"), str(here / ".planning" / "done")}
-    assert set(after) - set(before) == made  # nothing anywhere else
+    assert set(after) - set(before) <= made  # nothing anywhere else (serving makes the root only when a plan is written)
 
 
 def test_the_suite_never_serves_from_its_own_checkout() -> None:

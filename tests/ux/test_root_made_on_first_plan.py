@@ -62,7 +62,8 @@ def test_a_root_that_cannot_be_made_is_refused_at_start_and_nothing_is_created(t
     blocker.write_text("not a folder\n", encoding="utf-8")
     r = run_cli(["--root", str(blocker / "sub" / ".planning")])
     assert r.returncode == 2
-    assert f"cannot use planning root {blocker / 'sub' / '.planning'}" in r.stderr
+    # Refused before anything is made: its parent is missing (a path through a file cannot exist).
+    assert f"--root {blocker / 'sub' / '.planning'} is in a folder that does not exist" in r.stderr
     assert blocker.read_text(encoding="utf-8") == "not a folder\n"
 
 

@@ -59,8 +59,7 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
         return False
     target = (store.done if record.archived else store.todo) / name
     try:
-        for folder in (store.todo, store.done):
-            folder.mkdir(parents=True, exist_ok=True)
+        store.make_layout()
     except OSError as e:
         raise StorageError(f"the plan folder {store.todo.parent}", e.strerror or str(e)) from None
     # Staging goes in todo/ even for an archived plan: clean_staging removes what a crash

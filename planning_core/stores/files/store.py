@@ -124,16 +124,22 @@ class FileStore:
     def ensure_writable(self) -> None:
         """Create the layout; raise StorageError if the root cannot be written."""
         try:
-            for folder in (self.root, self.todo, self.done):
-                folder.mkdir(parents=True, exist_ok=True)
+            self.make_layout()
             probe = self.root / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
             atomicfile.write_synced(probe, b"")
             probe.unlink()
-            gitignore = self.root / GITIGNORE
-            if not os.path.lexists(gitignore):  # the user's own edits stay
-                atomicfile.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
         except OSError as e:
             raise StorageError(f"the planning root {self.root}", e.strerror or str(e)) from None
+
+    def make_layout(self) -> None:
+        """The root's layout, made by whoever writes first (serving, the first plan, a copy):
+        todo/, done/ and the .gitignore that keeps one machine's files out of git (written
+        once: the user's own edits stay). OSError as the file system raises it."""
+        for folder in (self.todo, self.done):
+            folder.mkdir(parents=True, exist_ok=True)
+        gitignore = self.root / GITIGNORE
+        if not os.path.lexists(gitignore):
+            atomicfile.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
 
     def root_mistake(self, *, creating: bool) -> str | None:
         """See PlanFolders.root_mistake. A root with todo/ or done/ is a planning folder,
@@ -323,8 +329,7 @@ class FileStore:
         """Build the folder under a hidden temp name, then rename it into place."""
         try:
             if not self.todo.is_dir():  # the first plan in a root that prepare left to be made
-                for folder in (self.todo, self.done):
-                    folder.mkdir(parents=True, exist_ok=True)
+                self.make_layout()
         except OSError as e:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
