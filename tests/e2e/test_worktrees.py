@@ -269,7 +269,7 @@ def test_git_files_that_lead_nowhere_serve_dot_planning_with_a_note(tmp_path: Pa
     assert why in note and f"plans in {here / '.planning'} (pass --root DIR to choose)" in note, note
     after = sorted(str(p) for p in tmp_path.rglob("*") if p.is_dir() and ".git" not in p.parts)
     made = {str(here / ".planning"), str(here / ".planning" / "todo"), str(here / ".planning" / "done")}
-    assert set(after) - set(before) <= made  # nothing anywhere else (serving makes the root only when a plan is written)
+    assert set(after) - set(before) <= made  # nothing elsewhere (the root itself waits for a first plan)
 
 
 def test_the_suite_never_serves_from_its_own_checkout() -> None:
