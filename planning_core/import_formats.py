@@ -32,6 +32,7 @@ PROJECT_FILES = {"beads": ".beads/issues.jsonl", "taskmaster": ".taskmaster/task
 P, IP, C = TaskStatus.PENDING, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED
 TASKMASTER_STATUS = {"pending": P, "in-progress": IP, "review": IP, "done": C, "deferred": P, "cancelled": C}
 CLAUDE_STATUS = {"pending": P, "in_progress": IP, "completed": C}
+TOMBSTONE = "tombstone"  # beads' status of a deleted issue
 BEADS_BLOCKING = ("blocks", "conditional-blocks", "waits-for")  # the dependency types that gate work
 
 
@@ -70,8 +71,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _labels(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
+    return [str(v) for v in _list(value)]
 
 
 def _object(path: Path, value: Any, where: str) -> dict[str, Any]:
@@ -88,6 +93,11 @@ def read_beads(path: Path) -> list[ImportedPlan]:
     for n, line in enumerate(read_text(path).splitlines(), start=1):
         if line.strip():
             tasks.append(_beads_issue(path, _object(path, parse_json(path, line, f" on line {n}"), f"line {n}"), n))
+    # A deleted issue stays in the file as a tombstone: left out, and links to it with it.
+    gone = {t.source_id for t in tasks if t.source_status == TOMBSTONE}
+    tasks = [t for t in tasks if t.source_id not in gone]
+    for t in tasks:
+        t.blocked_by = [b for b in t.blocked_by if b not in gone]
     return [ImportedPlan("beads", _project_title(path, "beads"), tasks)]
 
 
@@ -97,7 +107,7 @@ def _beads_issue(path: Path, issue: dict[str, Any], n: int) -> ImportedTask:
         raise refuse(path, f"the issue on line {n} has no id")
     blocked_by: list[str] = []
     meta: dict[str, Any] = {}
-    for dep in issue.get("dependencies") or []:
+    for dep in _list(issue.get("dependencies")):
         if not isinstance(dep, dict):
             continue
         kind, on = _text(dep.get("type") or "blocks"), _text(dep.get("depends_on_id"))
@@ -182,14 +192,14 @@ def _taskmaster_task(path: Path, raw: dict[str, Any]) -> list[ImportedTask]:
         description=description,
         status=TASKMASTER_STATUS.get(status, P),
         source_status=status,
-        blocked_by=[_text(d) for d in raw.get("dependencies") or []],
+        blocked_by=[_text(d) for d in _list(raw.get("dependencies"))],
         metadata=meta,
     )
     subtasks = []
-    for sub in raw.get("subtasks") or []:
+    for sub in _list(raw.get("subtasks")):
         sub = _object(path, sub, f"a subtask of task {pid}")
         sid = f"{pid}.{_text(sub.get('id'))}"
-        deps = [_text(d) if "." in _text(d) else f"{pid}.{_text(d)}" for d in sub.get("dependencies") or []]
+        deps = [_text(d) if "." in _text(d) else f"{pid}.{_text(d)}" for d in _list(sub.get("dependencies"))]
         sub_description, sub_meta = _taskmaster_fields(sub)
         sub_status = _text(sub.get("status") or "pending")
         subtasks.append(
@@ -237,7 +247,7 @@ def read_claude(path: Path) -> list[ImportedPlan]:
                 source_status=status,
                 owner=_text(raw.get("owner")),
                 active_form=_text(raw.get("activeForm")),
-                blocked_by=[_text(b) for b in raw.get("blockedBy") or []],
+                blocked_by=[_text(b) for b in _list(raw.get("blockedBy"))],
                 metadata=dict(meta) if isinstance(meta, dict) else {},
             )
         )
@@ -342,6 +352,8 @@ def recognise(path: Path) -> tuple[str, Path]:
     """The format of `path` (and the file to read): a project folder holding a tool's file,
     a Claude Code task list folder, a `.jsonl` (beads), a `.md` (tasks.md), or a `.json`
     whose content says which (Task Master's `tasks`, Claude Code's `subject`)."""
+    if not path.exists() and not path.is_symlink():
+        raise refuse(path, "no such file or folder")
     if path.is_dir() and not path.is_symlink():
         for fmt, rel in PROJECT_FILES.items():
             if (path / rel).is_file():

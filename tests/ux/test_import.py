@@ -86,6 +86,8 @@ def test_beads_issues_become_a_plan(store_url: str) -> None:
         assert (login["status"], login["blockedBy"]) == ("pending", ["Implement JWT middleware"])
         assert login["metadata"]["parent"] == "bd-9z8y"
         assert tasks["Auth epic"]["metadata"]["related"] == [{"id": "bd-a1b2", "type": "related"}]
+        # a deleted issue (a tombstone) is left out, and the link to it
+        assert "An idea dropped" not in tasks and tasks["Auth epic"]["blockedBy"] == []
 
 
 def test_taskmaster_tags_become_plans_and_subtasks_tasks(tmp_path: Path) -> None:
@@ -253,7 +255,12 @@ def hostile_too_big(tmp: Path) -> Path:
     return path
 
 
+def hostile_no_file(tmp: Path) -> Path:
+    return tmp / "nowhere" / "issues.jsonl"
+
+
 HOSTILE = {
+    hostile_no_file: "no such file",
     hostile_cycle: "cycle bd-1 -> bd-2 -> bd-3 -> bd-1",
     hostile_missing: "bd-1 depends on bd-404, which the source does not hold",
     hostile_invalid_json: "invalid JSON on line 2",
