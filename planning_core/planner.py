@@ -85,7 +85,10 @@ class Planner:
         name: str | None = None,
         date: str | None = None,
         tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
+        plan_md: str | None = None,
     ) -> PlanSnapshot:
+        """`plan_md`: plan.md's text as someone approved it (Claude Code's plan mode),
+        kept as it is instead of the one rendered from the other fields."""
         title = validate.text(title, "title", MAX_SHORT_TEXT, required=True)
         analysis = validate.text(analysis, "analysis", MAX_PLAN_TEXT)
         approach = validate.text(approach, "approach", MAX_PLAN_TEXT)
@@ -112,7 +115,8 @@ class Planner:
         for t in new_tasks:
             for b in t.blocked_by:
                 new_tasks[b - 1].blocks.append(t.id)
-        md = render_plan_md(title, analysis, approach, steps, new_tasks)
+        md = validate.text(plan_md, "approved plan", MAX_PLAN_TEXT) if plan_md else ""
+        md = md or render_plan_md(title, analysis, approach, steps, new_tasks)
         created = self.store.create_plan(date, slug, md, new_tasks)
         return self.store.snapshot(created)
 

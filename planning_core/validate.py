@@ -15,7 +15,7 @@ from .models import MAX_EDGES, MAX_METADATA_BYTES, MAX_PLAN_TASKS, TaskSpec, fir
 from .names import parse_task_ids
 
 # The fields that may span lines (safetext states the rule); every other text is one line.
-MULTI_LINE_FIELDS = frozenset({"description", "analysis", "approach"})
+MULTI_LINE_FIELDS = frozenset({"description", "analysis", "approach", "approved plan"})
 # Deeper metadata is no real record, and each level widens the indented task file.
 MAX_METADATA_DEPTH = 20
 

@@ -31,9 +31,10 @@ from planning_core.actions import Actions
 from planning_core.events import EventHooks
 from planning_core.models import problem_line
 from planning_core.render import active_plans_block
+from planning_core.session import PLAN_REMINDER
 from planning_core.store import PlanStore, open_store
 
-from . import __version__, prompts, resources, sdk, tools
+from . import __version__, hosts, prompts, resources, sdk, tools
 from .board.mcp_app import APP_ONLY_TOOLS
 from .notify import Notifier, watch
 from .state import AppState, session_key
@@ -106,6 +107,7 @@ def build_server(
             _no_cursors,
             _resource_not_found_2025,
             _live_instructions,
+            _text_only_hosts,
             _reminders,
             partial(_readable_argument_errors, argument_names),
             argument_names.refuse_unknown,
@@ -151,11 +153,22 @@ async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: Cal
     result = await call_next(ctx)
     if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
         state: AppState = ctx.lifespan_context
-        result["instructions"] = await anyio.to_thread.run_sync(instructions, state)
+        if hosts.shows_text_only(ctx):  # it keeps them for good: a block here would go stale
+            result["instructions"] = USAGE
+        else:
+            result["instructions"] = await anyio.to_thread.run_sync(instructions, state)
         resources_capability = result.get("capabilities", {}).get("resources")
         if isinstance(resources_capability, dict):
             # The watcher sends list-changed notifications to 2025 clients too; say so.
             resources_capability["listChanged"] = True
+    return result
+
+
+async def _text_only_hosts(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A host that shows its model only structured content gets the text (hosts.py)."""
+    result = await call_next(ctx)
+    if ctx.method in ("tools/call", "tools/list") and isinstance(result, dict) and hosts.shows_text_only(ctx):
+        return hosts.text_only(ctx.method, result)
     return result
 
 
@@ -177,7 +190,7 @@ async def _reminders(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
     try:
         result = await call_next(ctx)
         if tool not in APP_ONLY_TOOLS and isinstance(result, dict):  # the board app refreshing is no round
-            result = await _remind(state, session, tool, result)
+            result = await _remind(state, session, tool, result, hook_reminds=hosts.shows_text_only(ctx))
     finally:
         unsaved = await held.leave(session)
     if unsaved and isinstance(result, dict):
@@ -194,7 +207,11 @@ SESSION_UNSAVED = (
 )
 
 
-async def _remind(state: AppState, session: Session, tool: str, result: dict[str, Any]) -> dict[str, Any]:
+async def _remind(
+    state: AppState, session: Session, tool: str, result: dict[str, Any], *, hook_reminds: bool = False
+) -> dict[str, Any]:
+    """`hook_reminds`: the host's own hook says the plan reminder (hosts.py); the clock
+    still counts the round."""
     succeeded = not result.get("isError")
     # Only a due plan reminder needs to know whether a task is in progress: a disk read,
     # done off the event loop and only then. The policy itself is Session.round's.
@@ -202,6 +219,8 @@ async def _remind(state: AppState, session: Session, tool: str, result: dict[str
         state.plan_has_work, session
     )
     due = session.round(tool, succeeded=succeeded, plan_has_work=lambda: has_work)
+    if hook_reminds:
+        due = [text for text in due if text != PLAN_REMINDER]
     if due:
         texts = [block for block in result.get("content", []) if block.get("type") == "text"]
         if texts:

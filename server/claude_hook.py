@@ -7,6 +7,9 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
 
 - SessionStart (startup, resume, clear, compact): the `# Active Plans` block, so a
   fresh or just-compacted agent knows at once what it was doing.
+- UserPromptSubmit: the Active Plans line(s) before each user turn (at most
+  PROMPT_CONTEXT_CHARS, about 60 tokens), as they are now: the server's connect-time
+  instructions carry no block for Claude Code, so nothing stale contradicts it.
 - PostToolUse: counts the session's tool calls (every tool, not only ours) and adds
   the plan reminder after 5 rounds without a plan change while a task is in
   progress, by the same function as the server (planning_core.session.round_reminders).
@@ -35,10 +38,12 @@ from typing import Any, TextIO
 import filelock
 
 from planning_core import Planner
-from planning_core.actions import created_plan_name
+from planning_core.actions import CREATED_PLAN, created_plan_name
 from planning_core.errors import InvalidPlanName
+from planning_core.models import TaskStatus
 from planning_core.names import check_plan_name
-from planning_core.render import active_plans_block
+from planning_core.plan_text import PlanText, read_plan
+from planning_core.render import active_plans_block, task_board
 from planning_core.session import ReminderClock, round_reminders
 from planning_core.store import (
     HOOKS_DIR,
@@ -60,6 +65,9 @@ LOCK_TIMEOUT = 2.0
 MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
+EXIT_PLAN_MODE = "ExitPlanMode"  # Claude Code's tool that ends plan mode once a person approves
+# Before every user turn: about 60 tokens at ~4 characters a token.
+PROMPT_CONTEXT_CHARS = 240
 
 
 def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path:
@@ -98,11 +106,42 @@ def session_start(store: PlanStore, root: Path | None) -> str:
     return output("SessionStart", block)
 
 
-def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
+def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
+    """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
+    first when there are more plans than fit, then `(+N more: PlanList)`."""
+    summaries = [s.summary() for s in _snapshots(store, store.active_plans())]
+    current = _saved_current_plan(store, root, payload)
+    summaries.sort(key=lambda s: s.name != current)  # stable: the rest stay oldest first
+    block = active_plans_block(summaries)
+    lines = block.split("\n")
+    while len(block) > PROMPT_CONTEXT_CHARS and len(lines) > 2:
+        lines.pop()
+        more = len(summaries) - (len(lines) - 1)
+        block = "\n".join([*lines, f"(+{more} more: PlanList)"])
+    if len(block) > PROMPT_CONTEXT_CHARS:  # one plan whose current task has a long subject
+        block = block[: PROMPT_CONTEXT_CHARS - 1] + "…"
+    return output("UserPromptSubmit", block)
+
+
+def _saved_current_plan(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str | None:
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
+        return None
+    with _session_state(store, root, session_id) as state:
+        current = state.get("current_plan")
+    return current if isinstance(current, str) else None
+
+
+def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], event: str = "PostToolUse") -> str:
+    """One round of the session. `event` PostToolUseFailure: Claude Code's event for a
+    refused call (an MCP result marked isError; observed in 2.1.197): a round that
+    changed nothing."""
     session_id = payload.get("session_id")
     tool = payload.get("tool_name")
     if not isinstance(session_id, str) or not session_id or not isinstance(tool, str):
         return ""
+    if tool == EXIT_PLAN_MODE and event == "PostToolUse":
+        return exit_plan_mode(store, root, session_id, payload)
     with _session_state(store, root, session_id) as state:
         clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
         current = state.get("current_plan") if isinstance(state.get("current_plan"), str) else None
@@ -112,13 +151,86 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any]) 
         due = round_reminders(
             clock,
             _our_tool(tool),
-            succeeded=not _refused(payload.get("tool_response")),
+            succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
             plan_has_work=lambda: _has_work(store, current),
         )
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
     if due:
-        return output("PostToolUse", "\n".join(due))
+        return output(event, "\n".join(due))
     return ""
+
+
+def _approved(payload: dict[str, Any]) -> tuple[str, str] | None:
+    """(plan text, plan file) of an approved ExitPlanMode call: `tool_input` holds
+    `plan` and `planFilePath`; `tool_response` `plan` and `filePath` (the one to trust
+    when the person edited the plan in the dialog: `planWasEdited`)."""
+    args = _dict(payload.get("tool_input"))
+    answer = _dict(payload.get("tool_response"))
+    text = answer.get("plan") if isinstance(answer.get("plan"), str) else args.get("plan")
+    where = answer.get("filePath") or args.get("planFilePath") or ""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text, str(where)
+
+
+def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload: dict[str, Any]) -> str:
+    """Claude Code's plan mode approved: the plan becomes a Session Plan (plan.md the
+    approved text, its steps the tasks); approved again in this session, that plan is
+    revised, never copied."""
+    approved = _approved(payload)
+    if approved is None:
+        return ""
+    text, where = approved
+    with _session_state(store, root, session_id) as state:
+        made = _dict(state.get("plan_mode_plans"))
+        earlier = made.get(where)
+        planner = Planner(store)
+        if isinstance(earlier, str) and earlier in store.active_plans():
+            name, said = earlier, revise_plan(planner, earlier, read_plan(text))
+        else:
+            name = create_from_plan(planner, text)
+            said = f"{CREATED_PLAN}{name} from the approved plan; it is now the current plan."
+        made[where] = name
+        state.update(plan_mode_plans=made, current_plan=name, plan_quiet=0, updated=time.time())
+    board = _board(store, name)
+    return output("PostToolUse", f"{said}\n{board}\nStart: TaskUpdate the first ready task to in_progress.")
+
+
+def create_from_plan(planner: Planner, text: str) -> str:
+    plan = read_plan(text)
+    tasks = [
+        {"subject": s.subject, "description": "\n".join(s.description), "blockedBy": s.blocked_by} for s in plan.steps
+    ]
+    return planner.create_plan(plan.title, tasks=tasks, plan_md=text).name
+
+
+def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
+    """New steps are added (each after the one before it), steps no longer in the plan
+    are deleted while still pending; done or started work is never removed."""
+    tasks = planner.store.snapshot(name).tasks
+    by_subject = {t.subject: t for t in tasks.values()}
+    wanted = {s.subject for s in plan.steps}
+    removed = [t.id for t in tasks.values() if t.subject not in wanted and t.status is TaskStatus.PENDING]
+    for task_id in removed:
+        planner.update_task(name, task_id, status="deleted")
+    added, before = [], None
+    for step in plan.steps:
+        task = by_subject.get(step.subject)
+        if task is None:
+            task = planner.create_task(
+                name, step.subject, "\n".join(step.description), blocked_by=[before] if before else None
+            )
+            added.append(task.id)
+        before = task.id
+    return (
+        f"Revised plan {name} from the approved plan: {len(added)} tasks added, {len(removed)} pending tasks removed."
+    )
+
+
+def _board(store: PlanStore, name: str) -> str:
+    snap = store.snapshot(name)
+    tasks = list(snap.tasks.values())
+    return task_board(snap.summary(), tasks, {t.id: t.blocked_by for t in tasks})
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -149,6 +261,10 @@ def _load(path: Path) -> dict[str, Any]:
     except (OSError, ValueError, UnreadableFile):  # a FIFO there must not hang Claude Code
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any) -> int:
@@ -182,8 +298,14 @@ def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
 
 
 def _created_plan(response: Any) -> str | None:
-    """The plan a PlanCreate answer names: its structured content when Claude Code passes
-    it on, else the text (a list of content blocks, or a result holding them)."""
+    """The plan a PlanCreate answer names. Claude Code passes an MCP tool's answer as its
+    content blocks (a text-only result) or, when it has structured content, as that
+    content's JSON in a string; other shapes: a result holding either."""
+    if isinstance(response, str):
+        with contextlib.suppress(ValueError):
+            response = json.loads(response)
+        if isinstance(response, dict) and "structuredContent" not in response:
+            response = {"structuredContent": response}
     if isinstance(response, dict):
         structured = response.get("structuredContent")
         plan = structured.get("plan") if isinstance(structured, dict) else None
@@ -237,8 +359,10 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
         root = _root_of(store)
         if event == "SessionStart":
             return session_start(store, root)
-        if event == "PostToolUse":
-            return post_tool_use(store, root, payload)
+        if event in ("PostToolUse", "PostToolUseFailure"):
+            return post_tool_use(store, root, payload, event)
+        if event == "UserPromptSubmit":
+            return user_prompt_submit(store, root, payload)
         return ""
     finally:
         store.close()

@@ -14,12 +14,18 @@ from pathlib import Path
 import pytest
 
 from planning_core import FileStore, Planner
+from tests.support.claude_model import documented_settings
 from tests.support.procs import REPO, console_script
 
 from .tools import claude, host_env, node_bin, python_tool, readme_block, run, tool_dir
 
 PLUGIN = "planning-mcp"
-HOOK_EVENTS = {"SessionStart": "startup|resume|clear|compact", "UserPromptSubmit": None, "PostToolUse": ""}
+HOOK_EVENTS = {
+    "SessionStart": "startup|resume|clear|compact",
+    "UserPromptSubmit": None,
+    "PostToolUse": "",
+    "PostToolUseFailure": "",
+}
 
 
 def test_the_plugin_and_marketplace_validate_strictly_with_nothing_to_report(tmp_path: Path) -> None:
@@ -37,7 +43,7 @@ def test_the_hooks_run_the_planning_mcp_hook_command_for_each_event() -> None:
     """The form `planning-mcp hook <Event>` (server/claude_hook.py), through the plugin's
     launcher; SessionStart on every source, including the one after a compaction."""
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
-    assert set(hooks) == set(HOOK_EVENTS)
+    assert set(hooks) == set(HOOK_EVENTS) == set(documented_settings()["hooks"])  # the plugin = the documented set-up
     for event, matcher in HOOK_EVENTS.items():
         (entry,) = hooks[event]
         assert entry.get("matcher") == matcher

@@ -214,3 +214,62 @@ def test_with_a_database_store_the_count_lives_in_the_database(project: Path) ->
     assert main("SessionStart", None, io.StringIO(raw), start, store_arg=url) == 0
     assert context(start.getvalue()) == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
     assert not (project / ".planning").exists()  # nothing on disk: the database holds it all
+
+
+@pytest.mark.parametrize("answer", ["post_tool_use_plan_create.json", "post_tool_use_plan_create_structured.json"])
+def test_the_created_plan_becomes_current_in_both_answer_shapes(
+    project: Path, seeded: str, root: Path, answer: str
+) -> None:
+    """Claude Code hands the hook an MCP answer as its content blocks (text only) or, when
+    the answer has structured content, as that content's JSON in a string."""
+    Planner(FileStore(root)).create_plan("Add billing", "a", "b", date="2026-05-29", tasks=[{"subject": "x"}])
+    post(project, answer)
+    state = json.loads(session_file(root, SID).read_text())
+    assert state["current_plan"] == "2026-05-29-add-billing"
+
+
+def prompt_context(project: Path) -> str:
+    rc, printed = call(fixture("user_prompt_submit.json", cwd=str(project)), "UserPromptSubmit")
+    assert rc == 0
+    assert json.loads(printed)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    return context(printed)
+
+
+def test_user_prompt_submit_gives_the_current_active_plans_line(project: Path, seeded: str, root: Path) -> None:
+    assert prompt_context(project) == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
+    planner = Planner(FileStore(root))
+    planner.update_task(PLAN_NAME, 3, status="completed")
+    assert prompt_context(project) == f"# Active Plans\n- {PLAN_NAME} [3/4 done]"  # as it is now, each turn
+
+
+def test_user_prompt_submit_stays_within_60_tokens_with_the_current_plan_first(
+    project: Path, seeded: str, root: Path
+) -> None:
+    planner = Planner(FileStore(root))
+    for n in range(12):
+        planner.create_plan(f"Side project {n}", "a", "b", date="2026-05-30", tasks=[{"subject": "x"}])
+    latest = "2026-05-30-side-project-11"
+    post(project, "post_tool_use_task_update.json", tool_input={"taskId": 1, "status": "in_progress", "plan": latest})
+    shown = prompt_context(project)
+    assert len(shown) <= 240  # about 60 tokens
+    lines = shown.split("\n")
+    assert lines[0] == "# Active Plans" and lines[1].startswith(f"- {latest} [0/1 done]")
+    assert lines[-1].startswith("(+") and lines[-1].endswith(" more: PlanList)")
+    assert int(lines[-1][2:].split()[0]) == 13 - (len(lines) - 2)
+
+
+def test_user_prompt_submit_with_no_planning_folder_prints_nothing(project: Path) -> None:
+    rc, printed = call(fixture("user_prompt_submit.json", cwd=str(project)), "UserPromptSubmit")
+    assert (rc, printed) == (0, "")
+
+
+def test_a_refused_call_is_a_round_that_changes_nothing(project: Path, seeded: str) -> None:
+    """Claude Code fires PostToolUseFailure, not PostToolUse, for a refused MCP call."""
+    assert post(project, "post_tool_use_task_update.json") == ""  # round 0
+    for _ in range(4):
+        assert post(project) == ""
+    rc, printed = call(fixture("post_tool_use_failure_task_update.json", cwd=str(project)), "PostToolUseFailure")
+    assert rc == 0
+    assert json.loads(printed) == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": PLAN_REMINDER}
+    }
