@@ -1,5 +1,5 @@
 """The `planning-mcp` command: serve (stdio, http, sse), status, board, graph, watch,
-hook, git-setup, --version. The MCP SDK is imported only when serving, so the other commands
+hook, git-setup, import, export, --version. The MCP SDK is imported only when serving, so the other commands
 (a Claude Code hook runs on every tool call) start fast.
 
 Exit codes: 0 done (also: the server stopped by Ctrl+C once the requests it had read were
@@ -29,6 +29,7 @@ from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_j
 from .copy_cmd import add_copy_parser, run_copy
 from .git_setup import add_git_setup_parser, run_git_setup
 from .http import ServeError, serve, token_from
+from .import_cmd import add_import_parsers, run_export, run_import
 from .store_choice import (
     ROOT_PLACEHOLDER,
     StoreChoiceError,
@@ -104,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     add_web_parser(sub)
     add_copy_parser(sub)
     add_git_setup_parser(sub)
+    add_import_parsers(sub)
     return p
 
 
@@ -150,8 +152,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"planning-mcp: {choice.note}", file=sys.stderr)
     if args.command in VIEW_COMMANDS:
         return run_view(args, choice)
-    if args.command == "web":
-        return run_web(args, choice)
+    if args.command in ("web", "import", "export"):  # commands that open the chosen store themselves
+        return {"web": run_web, "import": run_import, "export": run_export}[args.command](args, choice)
     if args.command == "git-setup":
         return run_git_setup(choice)
     store: PlanStore | None = None

@@ -1,0 +1,75 @@
+"""`planning-mcp import PATH` (another tool's tasks into a plan) and `planning-mcp export
+--format beads` (a plan as beads JSONL on stdout), through planning_core.importing.
+
+Exit codes: 0 imported (or exported); 2 refused: the source cannot be read as a plan (a
+cycle, a dependency on a missing id, a file over the bound, a symbolic link, invalid JSON),
+or the store cannot be used. A refusal writes nothing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from planning_core import PlanningError
+from planning_core.import_formats import FORMATS, load
+from planning_core.importing import beads_lines, import_plan
+from planning_core.queries import resolve_plan
+
+from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
+
+EXPORT_FORMATS = ("beads",)
+
+
+def add_import_parsers(sub: Any) -> None:
+    i = sub.add_parser(
+        "import", help="bring another tool's tasks (beads, Task Master, Claude Code, tasks.md) into a plan"
+    )
+    i.add_argument("path", metavar="PATH", help="the tool's task file or folder (or the project folder holding it)")
+    i.add_argument("--plan", metavar="NAME", help="the plan to import into (created when missing)")
+    i.add_argument("--format", dest="import_format", choices=FORMATS, help="read PATH as this format")
+    i.add_argument("--tag", help="Task Master: import only this tag (default: each tag into its own plan)")
+    add_store_arguments(i)
+    e = sub.add_parser("export", help="write a plan's tasks in another tool's format to stdout")
+    e.add_argument("--format", dest="export_format", choices=EXPORT_FORMATS, default="beads", help="beads: JSONL")
+    e.add_argument("--plan", metavar="NAME", help="the plan (default: the only active plan)")
+    add_store_arguments(e)
+
+
+def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
+    from .cli import CONFIG_ERROR  # cli imports this module: import at call time
+
+    store = None
+    try:
+        plans = load(Path(args.path), args.import_format, args.tag)
+        if args.plan and len(plans) > 1:
+            raise StoreChoiceError(f"{args.path} holds {len(plans)} tags; give --tag with --plan")
+        store = open_for_writing(choice)
+        for plan in plans:
+            print(import_plan(store, plan, args.plan).line(), flush=True)
+    except (StoreChoiceError, PlanningError, OSError) as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return CONFIG_ERROR
+    finally:
+        if store is not None:
+            store.close()
+    return 0
+
+
+def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
+    from .cli import CONFIG_ERROR
+
+    store = None
+    try:
+        store = open_for_reading(choice)
+        snap = store.snapshot(resolve_plan(store, args.plan, None))
+        for line in beads_lines(snap):
+            sys.stdout.write(line + "\n")
+    except (StoreChoiceError, PlanningError, OSError) as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return CONFIG_ERROR
+    finally:
+        if store is not None:
+            store.close()
+    return 0
