@@ -40,15 +40,8 @@ from planning_core.errors import InvalidPlanName
 from planning_core.names import check_plan_name
 from planning_core.render import active_plans_block
 from planning_core.session import ReminderClock, round_reminders
-from planning_core.store import (
-    HOOKS_DIR,
-    STORE_ENV,
-    PlanFolders,
-    PlanStore,
-    SharedSessions,
-    is_database_url,
-    open_store,
-)
+from planning_core.store import HOOKS_DIR, STORE_ENV, PlanFolders, PlanStore, SharedSessions
+from planning_core.stores import is_database_url, open_store
 from planning_core.stores.files.atomicfile import replace_many
 from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 

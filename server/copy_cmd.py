@@ -18,7 +18,8 @@ from typing import Any
 
 from planning_core import PlanningError
 from planning_core.copy import PlanCopy, copy_plans
-from planning_core.store import DatabaseUrl, PlanStore, redact
+from planning_core.store import PlanStore
+from planning_core.stores import DatabaseUrl, redact
 
 from .store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 

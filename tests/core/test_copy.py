@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.copy import CopyOutcome, NotCopyable, copy_plans
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
 from tests.support.files import edit_task, tree_state
 from tests.support.seed import PLAN_DATE, chain, make_plan, seed_plan, seed_root

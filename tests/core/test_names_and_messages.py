@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_core import FileStore, Planner, TaskBlocked
+from planning_core import Planner, TaskBlocked
 from planning_core.actions import Actions
 from planning_core.errors import AmbiguousPlan, BlockerUnreadable, CurrentPlanGone, InvalidPlanName, PlanNotFound
 from planning_core.names import MAX_SLUG, slugify
 from planning_core.session import Session
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.files import tree_state
 from tests.support.stores import stored_state
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner, TaskStatus
+from planning_core import Planner, TaskStatus
 from planning_core.errors import ArchiveExists, InvalidTaskId, StorageError
-from planning_core.stores.files import atomicfile
+from planning_core.stores.files import FileStore, atomicfile
 from tests.support.files import edit_task, tree_state
 
 

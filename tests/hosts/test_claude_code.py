@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.procs import REPO, console_script
 
 from .tools import claude, host_env, node_bin, python_tool, readme_block, run, tool_dir

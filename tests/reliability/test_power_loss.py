@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, TASK_FILE
 from tests.support.powerloss import Op, build, crash_states, recording
 

@@ -22,8 +22,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from planning_core import FileStore, Planner
-from planning_core.stores.files import atomicfile
+from planning_core import Planner
+from planning_core.stores.files import FileStore, atomicfile
 from server.app import build_server
 from server.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving

@@ -21,7 +21,8 @@ from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanExists, PlanNotFo
 from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, plan_name, plan_title
-from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion, redact
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..urls import redact
 from ..views import KeptViews
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
