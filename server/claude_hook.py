@@ -37,13 +37,13 @@ import filelock
 from planning_core import Planner
 from planning_core.actions import created_plan_name
 from planning_core.errors import InvalidPlanName
+from planning_core.fileio.atomic import replace_many
+from planning_core.fileio.regular import UnreadableFile, read_regular
 from planning_core.names import check_plan_name
 from planning_core.render import active_plans_block
 from planning_core.session import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, STORE_ENV, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url, open_store
-from planning_core.stores.files.atomicfile import replace_many
-from planning_core.stores.files.regularfile import UnreadableFile, read_regular
 
 from .cli_views import _snapshots
 from .default_root import default_root

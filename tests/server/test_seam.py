@@ -6,6 +6,7 @@ seam itself imports no backend."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,7 @@ SERVER = Path(__file__).resolve().parents[2] / "server"
 SEAM = SERVER.parent / "planning_core" / "store.py"
 COMPOSITION_ROOT = "planning_core.stores"  # open_store and the store URLs, never a backend
 BACKENDS = ("FileStore", "MemoryStore", "PostgresStore")
-# File utilities the Claude Code hook uses for its own state files (not plans).
-FILE_UTILITIES = ("planning_core.stores.files.atomicfile", "planning_core.stores.files.regularfile")
+FILEIO = SERVER.parent / "planning_core" / "fileio"  # a leaf: the standard library only
 
 
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
@@ -32,8 +32,7 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
 @pytest.mark.parametrize("path", sorted(SERVER.rglob("*.py")), ids=lambda p: str(p.relative_to(SERVER)))
 def test_server_modules_import_no_backend(path: Path) -> None:
     for module, names in _imports(path):
-        below_the_root = module.startswith(COMPOSITION_ROOT + ".") and module not in FILE_UTILITIES
-        assert not below_the_root, (
+        assert not module.startswith(COMPOSITION_ROOT + "."), (
             f"{path.name} imports {module}: use planning_core.store (the protocols) and {COMPOSITION_ROOT} (open_store)"
         )
         assert not set(names) & set(BACKENDS), f"{path.name} imports {set(names) & set(BACKENDS)}"
@@ -61,6 +60,18 @@ def test_the_seam_imports_no_backend() -> None:
         assert not (module == COMPOSITION_ROOT or module.startswith(COMPOSITION_ROOT + ".")), (
             f"store.py imports {module}: the seam holds protocols and records; open_store is {COMPOSITION_ROOT}'s"
         )
+
+
+@pytest.mark.parametrize("path", sorted(FILEIO.glob("*.py")), ids=lambda p: p.name)
+def test_the_file_helpers_are_a_leaf(path: Path) -> None:
+    """planning_core/fileio imports nothing of the project (nor any third-party package):
+    the file store and the server both use it, and it drags neither one into the other."""
+    for module, _ in _imports(path):
+        top = module.split(".")[0]
+        assert top in sys.stdlib_module_names or top == "__future__", f"fileio/{path.name} imports {module}"
+    assert not [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom) and n.level], (
+        f"fileio/{path.name} has a relative import"
+    )
 
 
 STORES = SERVER.parent / "planning_core" / "stores"
