@@ -45,6 +45,7 @@ from planning_core.session import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, STORE_ENV, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url, open_store
 
+from .cli_common import EXIT_OK
 from .cli_views import _snapshots
 from .default_root import default_root
 
@@ -257,8 +258,8 @@ def main(
         # Fail open: Claude Code shows stderr only in verbose mode; the session goes on.
         with contextlib.suppress(Exception):
             print(f"planning-mcp hook: ignored ({type(e).__name__}: {e})", file=sys.stderr)
-        return 0
+        return EXIT_OK
     if text:
         stdout.write(text + "\n")
         stdout.flush()
-    return 0
+    return EXIT_OK
