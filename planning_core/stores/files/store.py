@@ -23,7 +23,6 @@ from ...errors import (
     ArchiveExists,
     PlanArchived,
     PlanBusy,
-    PlanExists,
     PlanningError,
     PlanNotFound,
     StorageError,
@@ -32,7 +31,7 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
-from ...names import check_plan_name, plan_name
+from ...names import check_plan_name, claim_plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
 from ...taskdoc import task_filename
 from ..views import KeptViews
@@ -337,24 +336,26 @@ class FileStore:
             atomic.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
             atomic.write_synced(staging / LOCK, b"")
             atomic.fsync_dir(staging)
-            for n in range(1, 1000):
-                name = plan_name(date, slug, n)
-                if (self.done / name).exists():
-                    continue
-                try:
-                    os.rename(staging, self.todo / name)
-                except OSError as e:
-                    if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                        continue
-                    raise
-                atomic.fsync_dir(self.todo)
-                return name
-            raise PlanExists(f"{date}-{slug}")
+            name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
+            atomic.fsync_dir(self.todo)
+            return name
         except OSError as e:
             raise StorageError(f"the plan {date}-{slug}", e.strerror or str(e)) from None
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+
+    def _move_in(self, staging: Path, name: str) -> bool:
+        """Rename the staged plan folder to todo/<name>; False when a plan has the name."""
+        if (self.done / name).exists():
+            return False
+        try:
+            os.rename(staging, self.todo / name)
+        except OSError as e:
+            if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                return False
+            raise
+        return True
 
     def archive(self, name: str, check: PlanArchiveCheck) -> str:
         with self.transaction(name) as txn:
