@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from planning_core.stores.files.atomicfile import is_temp
+from planning_core.fileio.atomic import is_temp
 
 TASK_FILE = re.compile(r"task_([1-9]\d*)\.json")
 STATUSES = {"pending", "in_progress", "completed"}

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.audit import dangling, graph_problems, read_tasks, temp_files
-from planning_core import FileStore, Planner, PlanningError
+from planning_core import Planner, PlanningError
+from planning_core.stores.files import FileStore
 
 PLAN_DATE, PLAN_SLUG = "2026-05-28", "crash"
 LOCK_TIMEOUT = 2.0

@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, TextContent
 # planning_core's own atomic write (so the system calls are exactly ours), loaded from its
 # file alone: importing the package would add its start-up time and memory to the floor's,
 # which the start-up and memory ratios divide by. The module needs only the standard library.
-ATOMICFILE = Path(__file__).resolve().parent.parent / "planning_core" / "stores" / "files" / "atomicfile.py"
+ATOMICFILE = Path(__file__).resolve().parent.parent / "planning_core" / "fileio" / "atomic.py"
 
 
 def _load(path: Path) -> ModuleType:

@@ -31,7 +31,8 @@ from mcp import Client, stdio_client  # isort: skip
 
 WRITER = """
 import sys
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 import time
 Planner(FileStore(sys.argv[1])).update_task(sys.argv[2], int(sys.argv[3]), subject=sys.argv[4])
 print(time.time(), flush=True)  # the write is durable here: the figure starts now

@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.audit import graph_problems, read_tasks, temp_files  # noqa: E402
 from bench.crashkit import Tally, audit, one_round, server_round, setup  # noqa: E402
-from planning_core import FileStore  # noqa: E402
+from planning_core.stores.files import FileStore  # noqa: E402
 
 
 def main() -> int:

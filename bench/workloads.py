@@ -19,8 +19,9 @@ from bench.config import Config, description, subject
 from bench.measure import Floor, Series, timed
 from bench.peers.peers import answer_size, result_text, wire
 from bench.servers import BenchError, check, connect, find_pid, ours_params, ours_store_params, vm_kb
-from planning_core import FileStore, Task, TaskStatus
-from planning_core.store import open_store
+from planning_core import Task, TaskStatus
+from planning_core.stores import open_store
+from planning_core.stores.files import FileStore
 
 PLAN_DATE, PLAN_SLUG = "2026-01-01", "bench"
 PLAN = f"{PLAN_DATE}-{PLAN_SLUG}"

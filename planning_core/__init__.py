@@ -30,7 +30,6 @@ from .planner import Planner, TaskChange
 from .queries import TaskPage
 from .session import PLAN_REMINDER, TODO_REMINDER, Session
 from .store import PlanStore, PlanTransaction
-from .stores.files import FileStore
 from .todo import TodoList
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "CorruptFile",
     "CorruptTask",
     "DependencyCycle",
-    "FileStore",
     "InvalidInput",
     "InvalidPlanName",
     "InvalidSlug",

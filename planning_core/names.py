@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from anyascii import anyascii
 
-from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanNotFound
+from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanExists, PlanNotFound
 
 MAX_SLUG = 60
 MAX_PLAN_NAME = len("YYYY-MM-DD-") + MAX_SLUG
@@ -24,6 +24,7 @@ _PLAN_PART = re.compile(rf"[a-z0-9-]{{1,{MAX_PLAN_NAME}}}")
 _TASK_ID = re.compile(r"#?\s*(\d{1,9})")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 FALLBACK_SLUG = "plan"
+MAX_SUFFIX = 999  # the last -N PlanCreate tries for a plan name before PlanExists
 
 
 def _ascii(text: str) -> str:
@@ -169,3 +170,14 @@ def plan_name(date: str, slug: str, n: int = 1) -> str:
         return f"{date}-{slug}"
     tail = f"-{n}"
     return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"
+
+
+def claim_plan_name(date: str, slug: str, claim: Callable[[str], bool]) -> str:
+    """The first of `<date>-<slug>`, -2, ... -MAX_SUFFIX (plan_name) that `claim` takes
+    (True: the store now holds the plan under that name; False: the name is taken), for
+    every store's create_plan. Raises PlanExists when every name is taken."""
+    for n in range(1, MAX_SUFFIX + 1):
+        name = plan_name(date, slug, n)
+        if claim(name):
+            return name
+    raise PlanExists(f"{date}-{slug}")

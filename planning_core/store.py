@@ -15,27 +15,23 @@ interface and a few optional ones):
 - `PlanFolders`: a folder on this machine per plan (event hooks' `plan_dir`).
 - `Copyable`: every plan out and in, exactly (`planning-mcp copy`).
 
-`open_store(url)` picks the backend: a path or `file:` URL is the file store,
-`memory:` the in-memory reference store, `postgresql://…` the database.
+The seam holds protocols and records only and imports no backend: `open_store(url)`,
+which picks one, is the composition root's (planning_core/stores/__init__.py).
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
-from urllib.parse import quote, unquote, urlsplit
 
 from .models import PlanSnapshot, PlanSummary, Task
 
 PlanArchiveCheck = Callable[[PlanSnapshot], None]
 """Called under the plan's lock before archiving; raises to refuse."""
-
-log = logging.getLogger("planning_mcp")
 
 STORE_ENV = "PLANNING_MCP_STORE"
 DEFAULT_LOCK_TIMEOUT = 10.0  # seconds a write waits for a plan held by another writer, then PlanBusy
@@ -226,160 +222,3 @@ class Copyable(Protocol):
         """Store the plan as given. False when it is already stored exactly so (nothing
         is written); raises PlanExists when a different plan has that name."""
         ...
-
-
-# -- choosing a backend ---------------------------------------------------------------
-
-DATABASE_SCHEMES = ("postgresql", "postgres")
-MEMORY_URL = "memory:"
-
-
-def is_database_url(url: str) -> bool:
-    return urlsplit(url).scheme in DATABASE_SCHEMES
-
-
-MULTI_HOST_ATTRS = ("target_session_attrs", "read-write")  # several hosts: connect to the primary only
-DEFAULT_PORT = "5432"
-
-
-def is_secret_param(key: str) -> bool:
-    """libpq's secret connection parameters (password, sslpassword): never printed."""
-    return key.lower().endswith("password")
-
-
-@dataclass(frozen=True)
-class DatabaseUrl:
-    """A `postgresql://` URL taken apart without resolving it, in libpq's forms: one host
-    or several (`u:pw@h1:p1,h2:p2/db`), `[ipv6]`, and `?host=`/`?port=`/`?dbname=`, which
-    win over the URL's own parts as in libpq. Any text parses (psycopg judges it when
-    connecting); `problem` says what is plainly wrong."""
-
-    text: str  # the URL as given
-    scheme: str
-    user: str
-    password: str | None
-    hosts: tuple[tuple[str, str], ...]  # (host, port as written; "" for the default)
-    path: str
-    query: tuple[tuple[str, str | None], ...]  # key, value (None: no "=")
-
-    @classmethod
-    def parse(cls, url: str) -> DatabaseUrl:
-        scheme, _, rest = url.partition("://")
-        rest, _, query_text = rest.partition("?")
-        rest = rest.split("#", 1)[0]
-        netloc, slash, path = rest.partition("/")
-        userinfo, _, hostlist = netloc.rpartition("@")
-        user, colon, password = userinfo.partition(":")
-        query = tuple(
-            (k, v if sep else None) for k, sep, v in (item.partition("=") for item in query_text.split("&") if item)
-        )
-        return cls(
-            url,
-            scheme,
-            unquote(user),
-            unquote(password) if colon else None,
-            tuple(_host_port(spec) for spec in hostlist.split(",")) if hostlist else (),
-            slash + path,
-            query,
-        )
-
-    def param(self, key: str) -> str | None:
-        found = [v for k, v in self.query if k == key]
-        return found[-1] if found else None
-
-    @property
-    def secret(self) -> str | None:
-        """The password, from the URL or its query, to be scrubbed from messages."""
-        return self.param("password") or self.password
-
-    @property
-    def servers(self) -> list[tuple[str, str]]:
-        """(host, port) of every server libpq will try, in order."""
-        hosts_param, ports_param = self.param("host"), self.param("port")
-        hosts = [h for h, _ in self.hosts] if hosts_param is None else unquote(hosts_param).split(",")
-        ports = [p for _, p in self.hosts] if ports_param is None else unquote(ports_param).split(",")
-        if len(ports) == 1:
-            ports = ports * len(hosts)
-        ports += [""] * (len(hosts) - len(ports))
-        return [(h or "localhost", p or DEFAULT_PORT) for h, p in zip(hosts or [""], ports or [""], strict=False)]
-
-    @property
-    def several_hosts(self) -> bool:
-        return len(self.servers) > 1
-
-    @property
-    def dbname(self) -> str:
-        return self.param("dbname") or unquote(self.path[1:]) or self.param("user") or self.user or "(default)"
-
-    @property
-    def where(self) -> str:
-        """For people: `plans on db:5432`, `plans on h1:5432,h2:5433`; never a password."""
-        return f"{self.dbname} on {','.join(f'{h}:{p}' for h, p in self.servers)}"
-
-    def problem(self) -> str | None:
-        if not self.hosts and self.param("host") is None:
-            return "names no host"
-        for _, port in self.servers:
-            if not port.isdigit() or not 0 < int(port) < 65536:
-                return f"has the port {port!r}, which is not a number from 1 to 65535"
-        return None
-
-    def shown(self) -> str:
-        """The URL with every secret (`user:pw@`, `?password=`, `?sslpassword=`) as ***."""
-        userinfo = ""
-        if self.user or self.password is not None:
-            userinfo = quote(self.user, safe="") + (":***" if self.password is not None else "") + "@"
-        hostlist = ",".join(h + (f":{p}" if p else "") for h, p in self.hosts)
-        query = "&".join(k if v is None else f"{k}=***" if is_secret_param(k) else f"{k}={v}" for k, v in self.query)
-        return f"{self.scheme}://{userinfo}{hostlist}{self.path}" + (f"?{query}" if query else "")
-
-    def with_param(self, key: str, value: str) -> str:
-        """The URL with `key=value` added to its query."""
-        base, _, fragment = self.text.partition("#")
-        joined = base + ("&" if "?" in base else "?") + f"{key}={value}"
-        return joined + (f"#{fragment}" if fragment else "")
-
-
-def _host_port(spec: str) -> tuple[str, str]:
-    if spec.startswith("["):  # [ipv6]:port
-        host, _, after = spec.partition("]")
-        return host + "]", after.removeprefix(":")
-    host, _, port = spec.partition(":")
-    return unquote(host), port
-
-
-def redact(url: str) -> str:
-    """The URL with every secret replaced by ***: safe to print (DatabaseUrl.shown)."""
-    return DatabaseUrl.parse(url).shown() if is_database_url(url) else url
-
-
-def database_url(url: str) -> str:
-    """The URL a database store connects with: several hosts get
-    target_session_attrs=read-write unless the URL says otherwise, so that the pools and
-    the change feed only ever reach the primary (and find the new one after a failover)."""
-    parsed = DatabaseUrl.parse(url)
-    key, value = MULTI_HOST_ATTRS
-    if not parsed.several_hosts or parsed.param(key) is not None:
-        return url
-    log.warning("the store URL %s names several hosts: connecting with %s=%s", parsed.shown(), key, value)
-    return parsed.with_param(key, value)
-
-
-def open_store(url: str | Path, *, lock_timeout: float | None = None) -> PlanStore:
-    """The store a `--store` value names: a path or `file:` URL (the file store),
-    `memory:` (in-memory, this process only), `postgresql://…` (the database). Nothing
-    is created or connected until the store is used (`prepare` checks that it can be)."""
-    text = str(url)
-    if is_database_url(text):
-        from .stores.postgres import PostgresStore
-
-        text = database_url(text)
-        return PostgresStore(text) if lock_timeout is None else PostgresStore(text, lock_timeout=lock_timeout)
-    if text == MEMORY_URL or text.startswith(MEMORY_URL + "//"):
-        from .stores.memory import MemoryStore
-
-        return MemoryStore() if lock_timeout is None else MemoryStore(lock_timeout=lock_timeout)
-    from .stores.files import FileStore
-
-    path = Path(urlsplit(text).path) if text.startswith("file:") else Path(text)
-    return FileStore(path) if lock_timeout is None else FileStore(path, lock_timeout=lock_timeout)

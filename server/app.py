@@ -32,7 +32,8 @@ from planning_core.events import EventHooks
 from planning_core.models import problem_line
 from planning_core.render import active_plans_block
 from planning_core.session import PLAN_REMINDER
-from planning_core.store import PlanStore, open_store
+from planning_core.store import PlanStore
+from planning_core.stores import open_store
 
 from . import __version__, hosts, prompts, resources, sdk, tools
 from .board.mcp_app import APP_ONLY_TOOLS

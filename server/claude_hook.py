@@ -40,23 +40,17 @@ import filelock
 from planning_core import Planner
 from planning_core.actions import CREATED_PLAN, created_plan_name
 from planning_core.errors import InvalidPlanName
+from planning_core.fileio.atomic import replace_many
+from planning_core.fileio.regular import UnreadableFile, read_regular
 from planning_core.models import TaskStatus
 from planning_core.names import check_plan_name
 from planning_core.plan_text import PlanText, read_plan
 from planning_core.render import active_plans_block, task_board
 from planning_core.session import ReminderClock, round_reminders
-from planning_core.store import (
-    HOOKS_DIR,
-    STORE_ENV,
-    PlanFolders,
-    PlanStore,
-    SharedSessions,
-    is_database_url,
-    open_store,
-)
-from planning_core.stores.files.atomicfile import replace_many
-from planning_core.stores.files.regularfile import UnreadableFile, read_regular
+from planning_core.store import HOOKS_DIR, STORE_ENV, PlanFolders, PlanStore, SharedSessions
+from planning_core.stores import is_database_url, open_store
 
+from .cli_common import EXIT_OK
 from .cli_views import _snapshots
 from .default_root import default_root
 
@@ -388,8 +382,8 @@ def main(
         # Fail open: Claude Code shows stderr only in verbose mode; the session goes on.
         with contextlib.suppress(Exception):
             print(f"planning-mcp hook: ignored ({type(e).__name__}: {e})", file=sys.stderr)
-        return 0
+        return EXIT_OK
     if text:
         stdout.write(text + "\n")
         stdout.flush()
-    return 0
+    return EXIT_OK

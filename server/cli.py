@@ -1,13 +1,7 @@
 """The `planning-mcp` command: serve (stdio, http, sse), status, board, graph, watch,
 hook, git-setup, import, export, --version. The MCP SDK is imported only when serving, so the other commands
-(a Claude Code hook runs on every tool call) start fast.
-
-Exit codes: 0 done (also: the server stopped by Ctrl+C once the requests it had read were
-answered); 1 board, graph or watch could not show what was asked (no such plan, or an
-ambiguous part of a name); 2 the command cannot run as configured (a root that is a placeholder,
-missing for a read command, or not writable; a port in use; a bad hooks file; argparse's usage errors); 130
-stopped at once (a second Ctrl+C, or Ctrl+C while starting); 141 stdout was closed by its
-reader (`| head`), as a program ended by SIGPIPE reports."""
+(a Claude Code hook runs on every tool call) start fast. The exit codes and the options
+every subcommand shares are server/cli_common.py's."""
 
 from __future__ import annotations
 
@@ -19,12 +13,21 @@ from collections.abc import Sequence
 from typing import Literal
 
 from planning_core import PlanningError
-from planning_core.events import EventHooks, HookConfigError
+from planning_core.events import HookConfigError
 from planning_core.render import startup_summary
 from planning_core.store import PlanStore, Recoverable
 
 from . import __version__
 from .board.web import add_web_parser, run_web
+from .cli_common import (
+    EXIT_CONFIG,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STDOUT_CLOSED,
+    HOOKS_HELP,
+    add_store_arguments,
+    load_hooks,
+)
 from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
 from .copy_cmd import add_copy_parser, run_copy
 from .git_setup import add_git_setup_parser, run_git_setup
@@ -33,7 +36,6 @@ from .import_cmd import add_import_parsers, run_export, run_import
 from .store_choice import (
     ROOT_PLACEHOLDER,
     StoreChoiceError,
-    add_store_arguments,
     choose,
     open_for_reading,
     open_for_writing,
@@ -43,9 +45,6 @@ __all__ = ["ROOT_PLACEHOLDER", "main", "parser"]
 
 log = logging.getLogger("planning_mcp")
 
-CONFIG_ERROR = 2
-INTERRUPTED = 130  # 128 + SIGINT
-STDOUT_CLOSED = 141  # 128 + SIGPIPE
 TRANSPORTS = {"stdio": "stdio", "http": "streamable HTTP", "sse": "SSE"}
 
 
@@ -71,9 +70,6 @@ def _recover(store: PlanStore) -> None:
     if isinstance(store, Recoverable):
         for line in store.recover():
             log.warning("%s", line)
-
-
-HOOKS_HELP = "event hooks file (JSON; default: $PLANNING_MCP_HOOKS)"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -109,17 +105,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_hooks(path: str | None) -> EventHooks | None:
-    try:
-        hooks = EventHooks.load(path)
-    except HookConfigError as e:
-        raise ServeError(str(e)) from None
-    if hooks:
-        events = ", ".join(f"{e} ({len(c)})" for e, c in hooks.commands.items() if c)
-        log.warning("event hooks from %s: %s", hooks.source, events)
-    return hooks
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="planning-mcp: %(message)s")
     # While a database is away the pool logs each failed reconnect; our own errors say it once.
@@ -133,9 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere at exit
         os.close(devnull)
-        return STDOUT_CLOSED
+        return EXIT_STDOUT_CLOSED
     except KeyboardInterrupt:  # Ctrl+C before serving began (stdio handles its own), or in a view
-        return INTERRUPTED
+        return EXIT_INTERRUPTED
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -147,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         choice = choose(args)
     except StoreChoiceError as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     if choice.note:
         print(f"planning-mcp: {choice.note}", file=sys.stderr)
     if args.command in VIEW_COMMANDS:
@@ -161,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "status":
             store = open_for_reading(choice)
             print(status_json(store) if args.json else summary(store))
-            return 0
+            return EXIT_OK
         store = open_for_writing(choice)
         transport = getattr(args, "transport", "stdio")
         hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
@@ -190,10 +175,10 @@ def _run(args: argparse.Namespace) -> int:
                     ready=lambda url: serving_line(kind, where, url),  # the URL is known once bound
                 )
             except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it served by shutting down gracefully
-                return 0
-    except (StoreChoiceError, ServeError, PlanningError, ViewError) as e:
+                return EXIT_OK
+    except (StoreChoiceError, ServeError, HookConfigError, PlanningError, ViewError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     except BrokenPipeError:
         raise  # stdout's reader left: main's quiet exit, not a problem with the root
     except OSError as e:
@@ -201,8 +186,8 @@ def _run(args: argparse.Namespace) -> int:
             f"planning-mcp: {e} (plans in {choice.shown}; pass --root DIR or --store URL to use another)",
             file=sys.stderr,
         )
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     finally:
         if store is not None:
             store.close()
-    return 0
+    return EXIT_OK

@@ -18,7 +18,8 @@ from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
 
-from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading
+from .cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
+from .store_choice import StoreChoice, StoreChoiceError, open_for_reading
 
 VIEW_COMMANDS = ("board", "graph", "watch", "hook")
 
@@ -56,7 +57,7 @@ def run_view(args: argparse.Namespace, choice: StoreChoice | None) -> int:
         store = open_for_reading(choice)
     except StoreChoiceError as e:  # cannot run as configured: the same exit code as `status` and serving
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     try:
         return _show(args, store)
     finally:
@@ -79,8 +80,8 @@ def _show(args: argparse.Namespace, store: PlanStore) -> int:
             return watch(store, interval=args.interval, once=args.once, console=_console())
     except (ViewError, PlanningError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_VIEW
+    return EXIT_OK
 
 
 def _console() -> Any:

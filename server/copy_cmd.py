@@ -1,6 +1,6 @@
 """`planning-mcp copy --from SRC --to DST`: every plan, active and archived, from one
 store into another (files <-> PostgreSQL, or files -> files), through
-planning_core.copy. One line per plan and a summary line on stdout.
+planning_core.copying. One line per plan and a summary line on stdout.
 
 Exit codes: 0 every plan is in the target, whole (copied now or already identical); 2 a
 plan was refused (a different plan of that name is in the target), not copied (the
@@ -17,9 +17,11 @@ import sys
 from typing import Any
 
 from planning_core import PlanningError
-from planning_core.copy import PlanCopy, copy_plans
-from planning_core.store import DatabaseUrl, PlanStore, redact
+from planning_core.copying import PlanCopy, copy_plans
+from planning_core.store import PlanStore
+from planning_core.stores import DatabaseUrl, redact
 
+from .cli_common import EXIT_CONFIG, EXIT_OK
 from .store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 
 STORE_HELP = "a folder or file: URL (the file store), or postgresql://USER:PASSWORD@HOST/DB"
@@ -35,26 +37,24 @@ def add_copy_parser(sub: Any) -> None:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    from .cli import CONFIG_ERROR  # cli imports this module: import at call time
-
     urls: list[str] = [args.copy_from, args.copy_to]
     stores: list[PlanStore] = []
     try:
         source, target = from_text(args.copy_from, "--from "), from_text(args.copy_to, "--to ")
         if source.folder is not None and not source.folder.is_dir():  # a typo: never a new empty folder
             print(f"planning-mcp: no planning folder at {source.folder} to copy from", file=sys.stderr)
-            return CONFIG_ERROR
+            return EXIT_CONFIG
         stores.append(open_for_reading(source))  # a database: connected and its schema found
         stores.append(open_for_writing(target))
         report = copy_plans(stores[0], stores[1], on_plan=_print_plan)
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {_scrub(str(e), urls)}", file=sys.stderr)
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     finally:
         for store in stores:
             store.close()
     print(_scrub(report.summary(), urls), flush=True)
-    return 0 if report.complete else CONFIG_ERROR
+    return EXIT_OK if report.complete else EXIT_CONFIG
 
 
 def _print_plan(done: PlanCopy) -> None:

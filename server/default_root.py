@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from planning_core.stores.files.regularfile import UnreadableFile, read_regular
+from planning_core.fileio.regular import UnreadableFile, read_regular
 
 PLANNING = ".planning"
 GIT = ".git"

@@ -16,7 +16,8 @@ from typing import Any
 from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS, PENDING, PENDING_PLANS
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
 
-from .store_choice import StoreChoice, add_store_arguments
+from .cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
+from .store_choice import StoreChoice
 
 MARK = "# planning-mcp git-setup"
 MODULE = "planning_core.stores.files"
@@ -170,9 +171,9 @@ def run_git_setup(choice: StoreChoice) -> int:
         done = git_setup(choice)
     except (GitSetupError, OSError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     if done:
         print("planning-mcp git-setup: " + "; ".join(done))
     else:
         print("planning-mcp git-setup: already set up; nothing changed")
-    return 0
+    return EXIT_OK

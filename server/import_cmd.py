@@ -17,6 +17,7 @@ from planning_core.import_formats import FORMATS, load
 from planning_core.importing import beads_lines, import_plan
 from planning_core.queries import resolve_plan
 
+from .cli_common import EXIT_CONFIG, EXIT_OK
 from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
 
 EXPORT_FORMATS = ("beads",)
@@ -38,7 +39,6 @@ def add_import_parsers(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
-    from .cli import CONFIG_ERROR  # cli imports this module: import at call time
 
     store = None
     try:
@@ -50,15 +50,14 @@ def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
             print(import_plan(store, plan, args.plan).line(), flush=True)
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     finally:
         if store is not None:
             store.close()
-    return 0
+    return EXIT_OK
 
 
 def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
-    from .cli import CONFIG_ERROR
 
     store = None
     try:
@@ -68,8 +67,8 @@ def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
             sys.stdout.write(line + "\n")
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return CONFIG_ERROR
+        return EXIT_CONFIG
     finally:
         if store is not None:
             store.close()
-    return 0
+    return EXIT_OK

@@ -9,7 +9,7 @@ files, a root whose parent folder does not exist (PlanFolders.root_mistake).
 
 A root a client config left unedited (a placeholder, an unexpanded variable, a Windows
 path) is refused: taken as given it would silently become a new folder somewhere
-unexpected. Passwords in URLs are never printed (store.redact)."""
+unexpected. Passwords in URLs are never printed (stores.redact)."""
 
 from __future__ import annotations
 
@@ -20,16 +20,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from planning_core import PlanningError
-from planning_core.store import (
-    MEMORY_URL,
-    STORE_ENV,
-    DatabaseUrl,
-    PlanFolders,
-    PlanStore,
-    is_database_url,
-    open_store,
-    redact,
-)
+from planning_core.store import STORE_ENV, PlanFolders, PlanStore
+from planning_core.stores import MEMORY_URL, DatabaseUrl, is_database_url, open_store, redact
 
 from .default_root import default_root
 

@@ -25,6 +25,8 @@ from planning_core import PlanningError, PlanSnapshot, StorageError, TaskStatus,
 from planning_core.safetext import escape as plain
 from planning_core.store import ChangeFeed, PlanStore
 
+from .cli_common import EXIT_OK
+
 # Every text from a plan folder goes through plain() (task files and plan.md are hand-
 # editable: an ESC must not reach the terminal) and into a Text object, never a markup
 # string, so `[red]` in a subject is shown as typed.
@@ -134,7 +136,7 @@ def watch(store: PlanStore, interval: float = 1.0, once: bool = False, console: 
     console = console or Console()
     if once:
         console.print(frame(store, live=False))
-        return 0
+        return EXIT_OK
     versions = _versions(store)
     seen = dt.datetime.now().strftime("%H:%M:%S")
     try:
@@ -161,5 +163,5 @@ def watch(store: PlanStore, interval: float = 1.0, once: bool = False, console: 
                 else:
                     live.refresh()  # follows terminal resizes
     except KeyboardInterrupt:
-        return 0
-    return 0
+        return EXIT_OK
+    return EXIT_OK

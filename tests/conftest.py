@@ -17,8 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from planning_core import FileStore, Planner  # noqa: E402
+from planning_core import Planner  # noqa: E402
 from planning_core.store import PlanStore  # noqa: E402
+from planning_core.stores.files import FileStore  # noqa: E402
 from tests.support.stores import STORE_KINDS, make_store  # noqa: E402
 
 

@@ -33,7 +33,7 @@ from ..errors import (
 )
 from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
-from ..names import check_plan_name, plan_name, plan_title
+from ..names import check_plan_name, claim_plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
 from .staging import MarkedTransaction
 
@@ -279,14 +279,16 @@ class MemoryStore:
         plan = _Plan(plan_md=plan_md, high_water=max((t.id for t in tasks), default=0))
         for t in tasks:
             plan.keep(f"{date}-{slug}", t.id, t.to_json().encode())
+
+        def claim(name: str) -> bool:
+            if name in self._plans:
+                return False
+            self._plans[name] = plan
+            self._touch(plan)
+            return True
+
         with self._cond:
-            for n in range(1, 1000):
-                name = plan_name(date, slug, n)
-                if name not in self._plans:
-                    self._plans[name] = plan
-                    self._touch(plan)
-                    return name
-        raise PlanExists(f"{date}-{slug}")
+            return claim_plan_name(date, slug, claim)
 
     def archive(self, name: str, check: PlanArchiveCheck) -> str:
         with self.transaction(name) as txn:

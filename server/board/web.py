@@ -14,7 +14,8 @@ import webbrowser
 from typing import Any
 from urllib.parse import urlencode
 
-from ..store_choice import StoreChoice, add_store_arguments
+from ..cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, load_hooks
+from ..store_choice import StoreChoice
 
 DEFAULT_PORT = 8080
 
@@ -40,6 +41,7 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
 
     from planning_core import Planner
     from planning_core.actions import Actions
+    from planning_core.events import HookConfigError
 
     from ..http import ServeError, bind, check_token, token_from, url_host
     from ..store_choice import StoreChoiceError, open_for_reading
@@ -51,13 +53,11 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
         check_token(args.host, token)
         hooks = None
         if args.actions:
-            from ..cli import load_hooks
-
             hooks = load_hooks(args.hooks)
         sock = bind(args.host, args.port)
-    except (ServeError, StoreChoiceError) as e:
+    except (ServeError, StoreChoiceError, HookConfigError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     port = int(sock.getsockname()[1])
     actions = Actions(Planner(store), hooks) if args.actions else None
     site = BoardSite(store, args.host, port, token, actions)
@@ -71,4 +71,4 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     site.stopping = lambda: server.should_exit  # open pages' event streams end, so Ctrl+C does not wait
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down gracefully
         server.run(sockets=[sock])
-    return 0
+    return EXIT_OK

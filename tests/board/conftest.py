@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.seed import FORK, seed_root
 from tests.support.waits import bound
 

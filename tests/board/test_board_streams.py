@@ -13,7 +13,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server.board.routes import MAX_STREAMS
 from tests.support.procs import HOST, wait_until
 

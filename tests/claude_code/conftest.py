@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore
+from planning_core.stores.files import FileStore
 from tests.support.claude_model import CLAUDE_BIN_ENV, REQUIRE_CLAUDE_ENV, ClaudeHome, claude_bin, write_project
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planning_core import FileStore
+from planning_core.stores.files import FileStore
 from tests.support.claude_model import ClaudeHome, Steps, interactive, request_text, say, scripted_model
 
 PLAN = (

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from planning_core import FileStore
+from planning_core.stores.files import FileStore
 from tests.support.claude_model import (
     Block,
     ClaudeHome,

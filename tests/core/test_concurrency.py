@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.files import assert_mirrored_on_disk
 from tests.support.procs import child_env, wait_until
 from tests.support.waits import bound
@@ -19,7 +20,8 @@ SEEDS = 3
 WORKER = r"""
 import json, os, sys, time
 from pathlib import Path
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 
 root, plan, k, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
 planner = Planner(FileStore(root, lock_timeout=60))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from planning_core import FileStore, Planner, TaskStatus
+from planning_core import Planner, TaskStatus
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk
 from tests.support.seed import SUBJECTS, seed_plan
 from tests.support.stores import assert_mirrored, reopened, stored_plan, stored_tasks

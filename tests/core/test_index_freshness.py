@@ -14,15 +14,16 @@ from weakref import WeakKeyDictionary
 
 import pytest
 
-from planning_core import FileStore, Planner, Session
+from planning_core import Planner, Session
 from planning_core.actions import Actions
-from planning_core.stores.files import fswatch
+from planning_core.stores.files import FileStore, fswatch
 
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = """
 import sys
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from planning_core.stores.files import fswatch
 Planner(FileStore(sys.argv[1])).update_task(sys.argv[2], int(sys.argv[3]), subject=sys.argv[4])
 """

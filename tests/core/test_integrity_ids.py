@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner, StorageError, Task
+from planning_core import Planner, StorageError, Task
 from planning_core.errors import TaskIdsExhausted
 from planning_core.names import MAX_TASK_ID
+from planning_core.stores.files import FileStore
 from tests.support.files import tree_state
 
 LAST = MAX_TASK_ID

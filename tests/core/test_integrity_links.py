@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, Planner, TaskNotFound
+from planning_core import Planner, TaskNotFound
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.files import assert_mirrored_on_disk, read_task_file
 from tests.support.stores import assert_mirrored
 

@@ -12,12 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning_core import FileStore, Planner, TaskBlocked
+from planning_core import Planner, TaskBlocked
 from planning_core.actions import Actions
-from planning_core.errors import AmbiguousPlan, BlockerUnreadable, CurrentPlanGone, InvalidPlanName, PlanNotFound
-from planning_core.names import MAX_SLUG, slugify
+from planning_core.errors import (
+    AmbiguousPlan,
+    BlockerUnreadable,
+    CurrentPlanGone,
+    InvalidPlanName,
+    PlanExists,
+    PlanNotFound,
+)
+from planning_core.names import MAX_SLUG, MAX_SUFFIX, claim_plan_name, slugify
 from planning_core.session import Session
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.files import tree_state
 from tests.support.stores import stored_state
 
@@ -192,3 +200,21 @@ def test_starting_a_task_whose_blocker_cannot_be_read(planner: Planner, file_sto
     change = planner.update_task(name, 3, status="in_progress", remove_blocked_by=[1])
     assert change.started and change.changed == ["status", "blockedBy"]
     assert task_1.read_bytes() == b"{not json"
+
+
+def test_every_store_tries_the_same_plan_names_then_refuses() -> None:
+    """One suffix rule for every store's create_plan: <date>-<slug>, -2, ... -999, each
+    within the 60-character slug, then PlanExists naming the plan asked for."""
+    tried: list[str] = []
+
+    def every_name_taken(name: str) -> bool:
+        tried.append(name)
+        return False
+
+    with pytest.raises(PlanExists, match="2026-01-02-x"):
+        claim_plan_name("2026-01-02", "x", every_name_taken)
+    assert tried[:3] == ["2026-01-02-x", "2026-01-02-x-2", "2026-01-02-x-3"]
+    assert len(tried) == MAX_SUFFIX and tried[-1] == "2026-01-02-x-999"
+    long = "a" * MAX_SLUG
+    taken = {f"2026-01-02-{long}"}
+    assert claim_plan_name("2026-01-02", long, lambda name: name not in taken) == f"2026-01-02-{'a' * 58}-2"

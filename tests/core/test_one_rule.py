@@ -10,9 +10,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from planning_core import PLAN_REMINDER, FileStore, Planner, Session
+from planning_core import PLAN_REMINDER, Planner, Session
 from planning_core.actions import Actions, created_plan_name
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from server import claude_hook, watch_view
 from tests.support.seed import seed_plan
 

@@ -7,7 +7,6 @@ from collections.abc import Callable
 import pytest
 
 from planning_core import (
-    FileStore,
     InvalidInput,
     NoCurrentPlan,
     PlanArchived,
@@ -17,6 +16,7 @@ from planning_core import (
     Progress,
 )
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.seed import seed_plan
 from tests.support.stores import stored_plan, stored_state, stored_tasks
 

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from planning_core import FileStore, Planner, TaskStatus
+from planning_core import Planner, TaskStatus
 from planning_core.render import updated_text
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.files import SEED_FIELDS
 from tests.support.stores import add_extra_fields, assert_mirrored, reopened, stored_plan, stored_state, stored_tasks
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner, TaskStatus
+from planning_core import Planner, TaskStatus
 from planning_core.errors import ArchiveExists, InvalidTaskId, StorageError
-from planning_core.stores.files import atomicfile
+from planning_core.fileio import atomic
+from planning_core.stores.files import FileStore
 from tests.support.files import edit_task, tree_state
 
 
@@ -122,11 +123,11 @@ def test_rename_failure_before_any_replace_changes_nothing(planner: Planner, fil
 def test_rename_failure_after_a_replace_is_reported_as_partial(tmp_path: Path) -> None:
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     second.mkdir()  # its rename will fail after the first one succeeded
-    with pytest.raises(atomicfile.PartialWrite) as info:
-        atomicfile.replace_many([(first, b"1"), (second, b"2")])
+    with pytest.raises(atomic.PartialWrite) as info:
+        atomic.replace_many([(first, b"1"), (second, b"2")])
     assert info.value.replaced == [first]
     assert first.read_bytes() == b"1"
-    assert not [p for p in tmp_path.iterdir() if atomicfile.is_temp(p.name)]
+    assert not [p for p in tmp_path.iterdir() if atomic.is_temp(p.name)]
 
 
 def test_huge_ids_are_refused_not_crashed(planner: Planner) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from planning_core.store import DatabaseUrl, database_url, open_store, redact
+from planning_core.stores import DatabaseUrl, database_url, open_store, redact
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
 from planning_core.stores.postgres import PostgresStore

@@ -28,7 +28,8 @@ def test_status_without_plans(tmp_path: Path) -> None:
 
 
 def test_status_reads_the_environment_root(tmp_path: Path) -> None:
-    from planning_core import FileStore, Planner
+    from planning_core import Planner
+    from planning_core.stores.files import FileStore
 
     store = FileStore(tmp_path / "env-root")
     store.ensure_writable()

@@ -21,7 +21,7 @@ import psycopg
 from mcp import Client
 
 from planning_core import Planner
-from planning_core.store import open_store
+from planning_core.stores import open_store
 from tests.support.mcp import text_of
 from tests.support.pg import fresh_database_url
 from tests.support.store_urls import serving_store

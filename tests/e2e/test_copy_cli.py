@@ -13,7 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.files import edit_task, tree_state
 from tests.support.pg import fresh_database_url
 from tests.support.procs import child_env, console_script, free_port, run_cli

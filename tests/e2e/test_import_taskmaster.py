@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from planning_core.store import open_store
+from planning_core.stores import open_store
 from tests.hosts.tools import _from_env, _need
 from tests.support.procs import run_cli
 from tests.support.stores import assert_mirrored

@@ -29,7 +29,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from planning_core.store import open_store
+from planning_core.stores import open_store
 from tests.support import multihost_writer as mw
 from tests.support.netns import BridgeCluster, Host, Network, bridge_cluster, network
 from tests.support.pg import with_database

@@ -34,7 +34,7 @@ from mcp.types import CallToolResult
 
 from planning_core import Planner
 from planning_core.errors import DatabaseUnconfirmed, DatabaseUnreachable
-from planning_core.store import open_store
+from planning_core.stores import open_store
 from planning_core.stores.postgres import PostgresStore
 from planning_core.stores.postgres.feed import changes
 from planning_core.stores.postgres.schema import PLANS, TASKS

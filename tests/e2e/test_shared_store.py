@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, ResourceUpdatedNotification
 
 from planning_core.session import PLAN_REMINDER, TODO_REMINDER
-from planning_core.store import open_store
+from planning_core.stores import open_store
 from planning_core.stores.postgres.schema import SESSIONS
 from tests.support.mcp import connect, text_of
 from tests.support.pg import cluster, fresh_database_url

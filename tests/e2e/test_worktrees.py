@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from mcp import StdioServerParameters
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server.default_root import default_root
 from tests.support.mcp import connect, text_of
 from tests.support.procs import REPO, child_env, console_script

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.claude_model import documented_settings
 from tests.support.procs import REPO, console_script
 

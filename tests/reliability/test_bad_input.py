@@ -23,7 +23,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from bench.audit import graph_problems, read_tasks
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of

@@ -27,7 +27,8 @@ from bench.crashkit import (
     server_round,
     setup,
 )
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server.cli import _recover
 from tests.support.files import edit_task
 from tests.support.mcp import server_params

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from bench.audit import graph_problems, read_tasks
-from planning_core import FileStore
+from planning_core.stores.files import FileStore
 from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of

@@ -1,7 +1,7 @@
 """Power loss on the file store: every crash state each writing operation may leave.
 
 `kill -9` leaves the page cache; a power cut does not. tests.support.powerloss records the
-file-system operations of one write (in-process, around atomicfile and os) and builds every
+file-system operations of one write (in-process, around planning_core/fileio/atomic.py and os) and builds every
 state a crash may leave (unsynced entries lost, per directory in order; a crash after any
 operation). For each state, a fresh store recovers as at start-up (`recover`) and then:
 
@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, TASK_FILE
 from tests.support.powerloss import Op, build, crash_states, recording
 

@@ -15,8 +15,8 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from planning_core import FileStore
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from server.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of

@@ -24,8 +24,9 @@ async def test_verify_prompt_uses_the_sessions_current_plan(connect: Any, ok: An
 
 
 def test_sessions_are_bounded_least_recently_used_first(tmp_path: Any) -> None:
-    from planning_core import FileStore, Planner
+    from planning_core import Planner
     from planning_core.actions import Actions
+    from planning_core.stores.files import FileStore
     from server.state import MAX_SESSIONS, AppState
 
     store = FileStore(tmp_path / "root")

@@ -30,12 +30,14 @@ WAIT = bound(10)
 
 CREATE_TASK = """
 import sys
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 Planner(FileStore(sys.argv[1])).create_task(sys.argv[2], "Made elsewhere", "by another process")
 """
 CREATE_PLAN = """
 import sys
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 Planner(FileStore(sys.argv[1])).create_plan("From elsewhere", "a", "b", date="2026-06-01")
 """
 

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.types import ElicitRequestParams, ElicitResult
 
 from bench.peers.peers import tools_list_size
-from planning_core import FileStore
+from planning_core.stores.files import FileStore
 from server import review
 from server.app import build_server
 from tests.support.mcp import text_of

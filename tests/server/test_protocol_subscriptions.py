@@ -22,8 +22,9 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from planning_core import FileStore, Planner
-from planning_core.stores.files import atomicfile
+from planning_core import Planner
+from planning_core.fileio import atomic
+from planning_core.stores.files import FileStore
 from server.app import build_server
 from server.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving
@@ -257,7 +258,7 @@ def test_stdio_a_write_is_told_once_when_it_lands_not_when_its_temp_file_appears
         for uri in (ACTIVE, URI_A, URI_B):
             subscribe(wire, uri)
         task = json.loads((folder / "task_1.json").read_text())
-        temp = atomicfile.temp_name(folder / "task_1.json")
+        temp = atomic.temp_name(folder / "task_1.json")
         with open(temp, "w") as f:  # written as a writer writes it, not yet renamed into place
             json.dump({**task, "description": "landed"}, f)
         call_ok(wire, "TaskUpdate", {"plan": PLAN_B, "taskId": 1, "description": "marker"})

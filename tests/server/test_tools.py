@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore
 from planning_core.store import PlanStore
+from planning_core.stores.files import FileStore
 from tests.support.seed import PLAN_NAME, SUBJECTS
 from tests.support.stores import stored_plan, stored_state, stored_tasks
 

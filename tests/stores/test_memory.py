@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.errors import PlanBusy, PlanExists
-from planning_core.store import MEMORY_URL, ChangeFeed, Copyable, PlanRecord, SharedSessions, open_store
+from planning_core.store import ChangeFeed, Copyable, PlanRecord, SharedSessions
+from planning_core.stores import MEMORY_URL, open_store
+from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
 from tests.support.files import tree_state
 from tests.support.seed import seed_plan

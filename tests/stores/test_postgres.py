@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.errors import (
     DatabaseLost,
     DatabaseUnreachable,
@@ -33,6 +33,7 @@ from planning_core.errors import (
     SessionBusy,
     StorageError,
 )
+from planning_core.stores.files import FileStore
 from planning_core.stores.postgres import PostgresStore
 from planning_core.stores.postgres.db import POOL_MAX
 from planning_core.stores.postgres.schema import SCHEMA_VERSION, SESSIONS, TASKS, VERSIONS

@@ -2,7 +2,7 @@
 recorded in-process, and every crash state they allow, built on disk.
 
 The recorder wraps, for the duration of one operation, the calls the file store makes to
-change the tree (planning_core/stores/files/atomicfile.py's write_synced and fsync_dir, and
+change the tree (planning_core/fileio/atomic.py's write_synced and fsync_dir, and
 os.open with O_CREAT, os.replace, os.rename, os.unlink, os.mkdir), performing each for real
 and noting it. The rules of a crash (as ALICE and CrashMonkey model a POSIX file system):
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planning_core.stores.files import atomicfile
+from planning_core.fileio import atomic
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class _Recorder:
     def __init__(self, rec: Recording) -> None:
         self.rec = rec
         self.real = {name: getattr(os, name) for name in ("open", "replace", "rename", "unlink", "mkdir")}
-        self.real_write, self.real_fsync_dir = atomicfile.write_synced, atomicfile.fsync_dir
+        self.real_write, self.real_fsync_dir = atomic.write_synced, atomic.fsync_dir
         self.inside = 0  # write_synced opens its file itself: noted once, as a synced create
 
     def write_synced(self, path: Any, data: bytes) -> None:
@@ -132,12 +132,12 @@ def recording(root: Path) -> Iterator[Recording]:
     try:
         for name, fn in patched.items():
             setattr(os, name, fn)
-        atomicfile.write_synced, atomicfile.fsync_dir = r.write_synced, r.fsync_dir  # type: ignore[assignment]
+        atomic.write_synced, atomic.fsync_dir = r.write_synced, r.fsync_dir  # type: ignore[assignment]
         yield rec
     finally:
         for name, fn in r.real.items():
             setattr(os, name, fn)
-        atomicfile.write_synced, atomicfile.fsync_dir = r.real_write, r.real_fsync_dir  # type: ignore[assignment]
+        atomic.write_synced, atomic.fsync_dir = r.real_write, r.real_fsync_dir  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 
 PLAN_DATE = "2026-05-28"
 PLAN_NAME = f"{PLAN_DATE}-add-auth"

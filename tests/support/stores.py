@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.audit import graph_problems, read_tasks
-from planning_core import FileStore
-from planning_core.store import MEMORY_URL, Copyable, PlanRecord, PlanStore, open_store
+from planning_core.store import Copyable, PlanRecord, PlanStore
+from planning_core.stores import MEMORY_URL, open_store
+from planning_core.stores.files import FileStore
 from tests.support.files import edit_task, tree_state
 
 STORE_KINDS = ("files", "memory", "postgres")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.actions import Actions
 from planning_core.mermaid import label_text, plans_graph, task_graph
+from planning_core.stores.files import FileStore
 from server.cli import main
 from server.resources import plan_text
 from server.state import AppState

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from planning_core import PLAN_REMINDER, FileStore, Planner
+from planning_core import PLAN_REMINDER, Planner
+from planning_core.stores.files import FileStore
 from server.claude_hook import hook_root, main, session_file
 from tests.support.seed import FORK, PLAN_NAME, seed_root
 from tests.support.waits import bound
@@ -188,7 +189,7 @@ def test_the_console_script_stays_light_and_exits_0(project: Path, seeded: str) 
 def test_with_a_database_store_the_count_lives_in_the_database(project: Path) -> None:
     """`hook --store postgresql://…`: the plans and the session's count are the database's,
     so the reminder comes on the 5th quiet round whichever machine's hook counts it."""
-    from planning_core.store import open_store
+    from planning_core.stores import open_store
     from tests.support.pg import fresh_database_url
     from tests.support.seed import seed_plan
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.models import TaskStatus
+from planning_core.stores.files import FileStore
 from server.claude_hook import main
 
 SID = "7c1e2d3f-0a4b-4c5d-8e9f-112233445566"

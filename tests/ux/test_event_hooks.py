@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from planning_core import FileStore, Planner, Session, TaskStatus
+from planning_core import Planner, Session, TaskStatus
 from planning_core.actions import Actions
 from planning_core.errors import CompletionRefused
 from planning_core.events import EventHooks, HookConfigError, parse_config
+from planning_core.stores.files import FileStore
 from server.app import build_server
 from server.cli import main as cli_main
 from tests.support.mcp import text_of

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server import __version__
 from server.cli import ROOT_PLACEHOLDER, main
 from tests.support.procs import REPO, child_env, console_script, serving

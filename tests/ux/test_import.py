@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from planning_core.import_formats import MAX_IMPORT_BYTES
-from planning_core.store import PlanStore, open_store
+from planning_core.store import PlanStore
+from planning_core.stores import open_store
 from tests.support.procs import run_cli
 from tests.support.stores import assert_mirrored, stored_state
 

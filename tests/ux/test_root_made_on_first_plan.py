@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 from mcp.types import ResourceListChangedNotification
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
 from planning_core.errors import StorageError
+from planning_core.stores.files import FileStore
 from tests.support.mcp import connect, script_params, text_of
 from tests.support.procs import run_cli
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import FileStore, Planner
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.procs import child_env, console_script
 from tests.support.waits import bound
 

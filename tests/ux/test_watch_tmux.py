@@ -44,7 +44,8 @@ def test_watch_redraws_when_another_process_changes_a_task(root: Path, seeded: s
     tmux.wait_for(PLAN_NAME, "2/4 done", "#3 Add login endpoint", "(alice)")
 
     change = (
-        f"from planning_core import FileStore, Planner; p = Planner(FileStore({str(root)!r})); "
+        "from planning_core import Planner; from planning_core.stores.files import FileStore; "
+        f"p = Planner(FileStore({str(root)!r})); "
         f"p.update_task({PLAN_NAME!r}, 3, status='completed'); "
         f"p.update_task({PLAN_NAME!r}, 4, status='in_progress', owner='bob')"
     )

@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ...errors import PlanBusy, PlanExists, PlanningError, PlanNotStorable, PlanUnreadable, StorageError
+from ...fileio import atomic
+from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
 from ...taskdoc import task_filename
-from . import atomicfile
 from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .regularfile import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .store import STAGING_PREFIX, FileStore  # store.py imports this module only when called
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 
@@ -67,12 +67,12 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
     staging = store.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         staging.mkdir()
-        atomicfile.write_synced(staging / PLAN_MD, wanted.plan_md.encode())
+        atomic.write_synced(staging / PLAN_MD, wanted.plan_md.encode())
         for task_id, data in wanted.tasks.items():
-            atomicfile.write_synced(staging / task_filename(task_id), data)
-        atomicfile.write_synced(staging / HIGHWATERMARK, f"{wanted.high_water}\n".encode())
-        atomicfile.write_synced(staging / LOCK, b"")
-        atomicfile.fsync_dir(staging)
+            atomic.write_synced(staging / task_filename(task_id), data)
+        atomic.write_synced(staging / HIGHWATERMARK, f"{wanted.high_water}\n".encode())
+        atomic.write_synced(staging / LOCK, b"")
+        atomic.fsync_dir(staging)
         # Another copy may have got there while we staged; and rename() would replace an
         # empty folder of that name, so one that appeared is looked at first.
         if any(os.path.lexists(f / name) for f in (store.todo, store.done)) and _already(store, wanted):
@@ -85,9 +85,9 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
             if _already(store, wanted):
                 return False
             raise PlanExists(name) from None
-        atomicfile.fsync_dir(target.parent)
+        atomic.fsync_dir(target.parent)
         if target.parent != store.todo:
-            atomicfile.fsync_dir(store.todo)  # the staging entry left todo/
+            atomic.fsync_dir(store.todo)  # the staging entry left todo/
         return True
     except OSError as e:
         raise StorageError(f"the plan {name}", e.strerror or str(e)) from None

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...errors import PlanNotFound, PlanUnreadable
+from ...fileio.regular import UnreadableFile, read_regular
 from ...models import CorruptFile, Task
 from ...names import plan_title
 from . import fswatch
-from .regularfile import UnreadableFile, read_regular
 from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
 
 TITLE_BYTES = 4096  # the title is plan.md's first line; more is never read for it

@@ -4,7 +4,7 @@ the fix-up a git hook runs after the merge, rebase or cherry-pick that used it.
 It works on the committed file layout (contract §2) directly, as raw JSON objects, so every
 field a task file holds (extra ones too) is kept as it was: git runs it on temporary copies
 of three versions of one file, and on the working tree after the commit. It imports only the
-file-format rules (taskfiles) and the crash-safe write (atomicfile).
+file-format rules (taskfiles) and the crash-safe write (planning_core/fileio/atomic.py).
 
 The rules (docs/git.md says them for users):
 - A task edited on both sides: each field takes the side that changed it; changed on both,
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...fileio.atomic import replace_many
 from ...taskdoc import task_filename
-from .atomicfile import replace_many
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .taskfiles import HIGHWATERMARK, LOCK, MAX_TASK_FILE_BYTES, MERGE_NOTES, TASK_FILE
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .regularfile import not_regular
+from ...fileio.regular import not_regular
 
 try:
     import fcntl

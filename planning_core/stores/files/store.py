@@ -23,22 +23,21 @@ from ...errors import (
     ArchiveExists,
     PlanArchived,
     PlanBusy,
-    PlanExists,
     PlanningError,
     PlanNotFound,
     StorageError,
 )
+from ...fileio import atomic
+from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
-from ...names import check_plan_name, plan_name
+from ...names import check_plan_name, claim_plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
 from ...taskdoc import task_filename
 from ..views import KeptViews
-from . import atomicfile
 from .foldercache import FolderCache
 from .gitmerge import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .regularfile import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from .taskfiles import (
     HIGHWATERMARK,
     LOCK,
@@ -59,7 +58,7 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
     "# Written by planning-mcp: commit todo/ and done/ (plan.md, task_*.json, .highwatermark),\n"
     "# not these working files of one machine.\n"
-    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomicfile.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n"
+    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n"
 )
 # What a planning root may hold before its layout exists: our own files (a root whose
 # todo/ and done/ were removed by hand), nothing of the user's.
@@ -69,7 +68,7 @@ SHOWN_ENTRIES = 3  # how many of a folder's other entries a refusal names
 
 def _is_ours_in_passing(name: str) -> bool:
     """A probe or temp file of ours, there for a moment."""
-    return name.startswith(PROBE_PREFIX) or atomicfile.is_temp(name)
+    return name.startswith(PROBE_PREFIX) or atomic.is_temp(name)
 
 
 def _is_real_dir(path: str) -> bool:
@@ -126,7 +125,7 @@ class FileStore:
         try:
             self.make_layout()
             probe = self.root / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
-            atomicfile.write_synced(probe, b"")
+            atomic.write_synced(probe, b"")
             probe.unlink()
         except OSError as e:
             raise StorageError(f"the planning root {self.root}", e.strerror or str(e)) from None
@@ -139,7 +138,7 @@ class FileStore:
             folder.mkdir(parents=True, exist_ok=True)
         gitignore = self.root / GITIGNORE
         if not os.path.lexists(gitignore):
-            atomicfile.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
+            atomic.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
 
     def root_mistake(self, *, creating: bool) -> str | None:
         """See PlanFolders.root_mistake. A root with todo/ or done/ is a planning folder,
@@ -335,31 +334,33 @@ class FileStore:
         staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         try:
             staging.mkdir()
-            atomicfile.write_synced(staging / PLAN_MD, plan_md.encode())
+            atomic.write_synced(staging / PLAN_MD, plan_md.encode())
             for t in tasks:
-                atomicfile.write_synced(staging / task_filename(t.id), t.to_json().encode())
+                atomic.write_synced(staging / task_filename(t.id), t.to_json().encode())
             high = max((t.id for t in tasks), default=0)
-            atomicfile.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
-            atomicfile.write_synced(staging / LOCK, b"")
-            atomicfile.fsync_dir(staging)
-            for n in range(1, 1000):
-                name = plan_name(date, slug, n)
-                if (self.done / name).exists():
-                    continue
-                try:
-                    os.rename(staging, self.todo / name)
-                except OSError as e:
-                    if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                        continue
-                    raise
-                atomicfile.fsync_dir(self.todo)
-                return name
-            raise PlanExists(f"{date}-{slug}")
+            atomic.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
+            atomic.write_synced(staging / LOCK, b"")
+            atomic.fsync_dir(staging)
+            name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
+            atomic.fsync_dir(self.todo)
+            return name
         except OSError as e:
             raise StorageError(f"the plan {date}-{slug}", e.strerror or str(e)) from None
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+
+    def _move_in(self, staging: Path, name: str) -> bool:
+        """Rename the staged plan folder to todo/<name>; False when a plan has the name."""
+        if (self.done / name).exists():
+            return False
+        try:
+            os.rename(staging, self.todo / name)
+        except OSError as e:
+            if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                return False
+            raise
+        return True
 
     def archive(self, name: str, check: PlanArchiveCheck) -> str:
         with self.transaction(name) as txn:
@@ -371,8 +372,8 @@ class FileStore:
                 self.done.mkdir(parents=True, exist_ok=True)
                 os.rename(txn.path, target)
                 self.cache.forget(txn.path)
-                atomicfile.fsync_dir(self.todo)
-                atomicfile.fsync_dir(self.done)
+                atomic.fsync_dir(self.todo)
+                atomic.fsync_dir(self.done)
             except OSError as e:
                 raise StorageError(f"the plan {name}", e.strerror or str(e)) from None
         return name
@@ -427,7 +428,7 @@ class FileStore:
         done = Repair()
         with self.transaction(name) as txn:
             for entry in os.scandir(txn.path):
-                if atomicfile.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
+                if atomic.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)
             # The files as they are and the plan as derived from them, both read-only views of
             # the cache (up to date: we hold the lock); a task is copied only to be rewritten.

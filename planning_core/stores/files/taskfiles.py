@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 from ...errors import CorruptTask, TaskNotFound
+from ...fileio.regular import UnreadableFile, read_regular
 from ...models import Task
 from ...names import MAX_TASK_ID
 from ...taskdoc import parse_task, task_filename
-from .regularfile import UnreadableFile, read_regular
 
 # Wider than the names the store writes, so a stray one (task_0.json, task_07.json, an id
 # past MAX_TASK_ID) is reported as unreadable (see misnamed), never silently hidden.

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
+from ...fileio import atomic
+from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
 from ...models import PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
 from ..staging import StagedTransaction
-from . import atomicfile
-from .regularfile import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
 from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task
 
 if TYPE_CHECKING:
@@ -99,10 +99,10 @@ class FileTransaction(StagedTransaction):
         removals = [os.path.join(folder, task_filename(i)) for i, t in self._staged.items() if t is None]
         try:
             if writes:
-                atomicfile.replace_many(writes)
+                atomic.replace_many(writes)
             if removals:
-                atomicfile.remove_synced(removals)
-        except atomicfile.PartialWrite as e:
+                atomic.remove_synced(removals)
+        except atomic.PartialWrite as e:
             tasks = [n for p in e.replaced if (n := os.path.basename(p)) != HIGHWATERMARK]
             if not tasks:  # only the mark moved on: an id is burnt, no task changed
                 raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None

@@ -41,7 +41,7 @@ from ...errors import (
     DatabaseUnreachable,
     StorageError,
 )
-from ...store import DatabaseUrl
+from ..urls import DatabaseUrl
 from . import commits
 
 Conn = psycopg.Connection[TupleRow]

@@ -17,19 +17,18 @@ from typing import Any
 
 import psycopg
 
-from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanExists, PlanNotFound, TaskNotFound
+from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanNotFound, TaskNotFound
 from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
-from ...names import check_plan_name, plan_name, plan_title
-from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion, redact
+from ...names import check_plan_name, claim_plan_name, plan_title
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..urls import redact
 from ..views import KeptViews
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
 from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 from .txn import PostgresTransaction
-
-MAX_SUFFIX = 1000  # as the file store: <date>-<slug>, then -2 ... -999
 
 
 class PostgresStore:
@@ -230,17 +229,16 @@ class PostgresStore:
         docs = {t.id: t.to_json() for t in tasks}
         high = max((t.id for t in tasks), default=0)
         with self.db.write(f"creating plan {date}-{slug}", lambda conn: None) as (conn, _):
-            for n in range(1, MAX_SUFFIX):
-                name = plan_name(date, slug, n)
+
+            def claim(name: str) -> bool:
                 row = conn.execute(
                     f"INSERT INTO {PLANS} (name, plan_md, high_water) VALUES (%s, %s, %s) "
                     "ON CONFLICT (name) DO NOTHING RETURNING name",
                     (name, plan_md, high),
                 ).fetchone()
-                if row is not None:
-                    break
-            else:
-                raise PlanExists(f"{date}-{slug}")
+                return row is not None
+
+            name = claim_plan_name(date, slug, claim)
             write_tasks(conn, name, docs, 1)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
         return name
