@@ -107,6 +107,7 @@ async def test_the_bundles_command_serves_the_folder_the_user_picked(tmp_path: P
     bundle was unpacked; ${user_config.plans_folder}: the folder picked), run with uv."""
     folder = _bundle(tmp_path)
     plans = tmp_path / "picked" / "plans"
+    plans.mkdir(parents=True)  # a folder picker gives a folder that exists
     config = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
     args = [
         a.replace("${__dirname}", str(folder)).replace("${user_config.plans_folder}", str(plans))

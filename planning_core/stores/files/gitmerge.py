@@ -604,7 +604,10 @@ def run_strategy(args: Sequence[str]) -> int:
         bases = git("merge-base", "--all", current, remote).split()
         label = os.environ.get(f"GITHEAD_{git('rev-parse', remote)}", remote)
         env = {**os.environ, MERGING: label}
-        done = subprocess.run(["git", "merge-recursive", *bases, "--", current, remote], cwd=top, env=env)
+        # Without rename detection: git may take a deleted task's file and a new, similar one
+        # for a rename (a rename/delete conflict no driver sees); task files are named by id.
+        merge = ["git", "merge-recursive", "--no-renames", *bases, "--", current, remote]
+        done = subprocess.run(merge, cwd=top, env=env)
         if done.returncode and not _keep_edited(top):
             return 1
         if i + 1 < len(remotes):  # the next head is merged into what is merged so far
