@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from planning_core import PlanningError
 from planning_core.import_formats import FORMATS, load
 from planning_core.importing import beads_lines, import_plan
 from planning_core.queries import resolve_plan
+from planning_core.store import PlanStore
 
 from .cli_common import EXIT_CONFIG, EXIT_OK
 from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
@@ -39,36 +42,38 @@ def add_import_parsers(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
-
-    store = None
     try:
-        plans = load(Path(args.path), args.import_format, args.tag)
+        plans = load(Path(args.path), args.import_format, args.tag)  # every check before a write
         if args.plan and len(plans) > 1:
             raise StoreChoiceError(f"{args.path} holds {len(plans)} tags; give --tag with --plan")
-        store = open_for_writing(choice)
-        for plan in plans:
-            print(import_plan(store, plan, args.plan).line(), flush=True)
+        with _opened(open_for_writing, choice) as store:
+            for plan in plans:
+                print(import_plan(store, plan, args.plan).line(), flush=True)
     except (StoreChoiceError, PlanningError, OSError) as e:
-        print(f"planning-mcp: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    finally:
-        if store is not None:
-            store.close()
+        return _refused(e)
     return EXIT_OK
 
 
 def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
-
-    store = None
     try:
-        store = open_for_reading(choice)
-        snap = store.snapshot(resolve_plan(store, args.plan, None))
-        for line in beads_lines(snap):
-            sys.stdout.write(line + "\n")
+        with _opened(open_for_reading, choice) as store:
+            snap = store.snapshot(resolve_plan(store, args.plan, None))
+            for line in beads_lines(snap):
+                sys.stdout.write(line + "\n")
     except (StoreChoiceError, PlanningError, OSError) as e:
-        print(f"planning-mcp: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    finally:
-        if store is not None:
-            store.close()
+        return _refused(e)
     return EXIT_OK
+
+
+@contextmanager
+def _opened(opener: Callable[[StoreChoice], PlanStore], choice: StoreChoice) -> Iterator[PlanStore]:
+    store = opener(choice)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _refused(e: Exception) -> int:
+    print(f"planning-mcp: {e}", file=sys.stderr)
+    return EXIT_CONFIG
