@@ -1,4 +1,4 @@
-"""The planning folder a command uses when nothing names one (contract §9), for the server,
+"""The planning folder a command uses when nothing names one, for the server,
 `status`, `board`, `graph`, `watch`, `web` and the Claude Code hook alike.
 
 - Inside a git repository: the `.planning` folder of the repository's main working tree,

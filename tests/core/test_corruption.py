@@ -141,7 +141,7 @@ def test_symlinked_task_is_reported_and_never_written_through(
     planner.update_task(plan, 1, status="completed")
     planner.update_task(plan, 3, status="completed")
     planner.create_task(plan, "five", blocked_by=[4])
-    # The link lives in #4's blockedBy: dropped without writing through the link (issue 13).
+    # The link lives in #4's blockedBy: dropped without writing through the link.
     assert planner.update_task(plan, 4, remove_blocked_by=[2]).changed == ["blockedBy"]
     file_store.repair(plan)
     assert (folder / "task_2.json").is_symlink()

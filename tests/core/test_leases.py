@@ -1,4 +1,4 @@
-"""Claims with a lease (issue 10 §3), on every store: while the lease runs another owner
+"""Claims with a lease, on every store: while the lease runs another owner
 is refused; an update naming the owner renews it; once it has run out the task is
 claimable (TaskList `ready`, TaskPage.claimable, the board's mark) and another owner may
 take it, the hand-over kept in metadata.claimHistory within the metadata bound. Without a

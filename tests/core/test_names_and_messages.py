@@ -1,4 +1,4 @@
-"""Issue 13, where a user meets it in the core: plan names from non-English titles, the
+"""Where a user meets the core first: plan names from non-English titles, the
 plan argument's matching rule, and the refusals that must say what happened and what to
 do next. Real plans in every backend; no mocks."""
 

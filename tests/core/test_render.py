@@ -1,4 +1,4 @@
-"""The exact texts of contract §3 and §5."""
+"""The exact texts of the tools' answers, the resources and the Active Plans block."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The todo list (Memory Plan) and the reminder clock (contract §4)."""
+"""The todo list (Memory Plan) and the reminder clock."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Promise: N agents racing to claim one task through N real servers on one store: exactly
-one wins, every time (issue 10 §3; the peers' users measured 2 to 7 winners out of 8).
+one wins, every time (the peers' users measured 2 to 7 winners out of 8).
 With a 1 s lease the claim runs out, the task comes back as ready, and exactly one of
 the others takes it over, the hand-over kept in the task's metadata.
 

@@ -1,5 +1,5 @@
-"""Two real `planning-mcp serve --transport http` children on ONE PostgreSQL database (issue
-10 §2): a change made through one reaches the other's subscribed clients within a second
+"""Two real `planning-mcp serve --transport http` children on ONE PostgreSQL database:
+a change made through one reaches the other's subscribed clients within a second
 (2025 resources/subscribe and 2026 subscriptions/listen); a 2026 client whose requests
 alternate between them keeps one todo list, one current plan and one reminder clock; an
 unreachable database stops a command at start with one line; a database lost mid-call is a
@@ -32,7 +32,7 @@ from tests.support.procs import Served, free_port, run_cli
 from tests.support.store_urls import serving_store, stdio_params
 from tests.support.waits import bound
 
-FEED_BOUND = 1.0  # seconds: issue 10 §2, a change reaches every other server's subscribers
+FEED_BOUND = 1.0  # seconds: a change reaches every other server's subscribers
 HANDSHAKE = bound(15)  # seconds for the first notice, which proves the feed is live end to end
 DEADLINE = bound(60)  # seconds for a whole test: every wait below is bounded by it
 MODERN = "2026-07-28"
@@ -174,7 +174,7 @@ def reminders(result: CallToolResult) -> list[str]:
 
 async def test_a_2026_client_alternating_between_servers_keeps_one_session(tmp_path: Path) -> None:
     """2026-07-28 has no session header: both servers key the client's requests as the one
-    default session (contract §7), kept in the database. Two SDK clients, one per server,
+    default session, kept in the database. Two SDK clients, one per server,
     are to each server exactly one client whose requests alternate between them."""
     with two_servers(tmp_path, fresh_database_url()) as (a, b), anyio.fail_after(DEADLINE):
         async with client(a, MODERN) as on_a, client(b, MODERN) as on_b:
@@ -207,7 +207,7 @@ async def test_a_2026_client_alternating_between_servers_keeps_one_session(tmp_p
 
 
 async def test_stdio_servers_on_one_database_each_keep_their_own_session_in_process(tmp_path: Path) -> None:
-    """A stdio process is one session of its own (contract §7): two stdio servers on one
+    """A stdio process is one session of its own: two stdio servers on one
     database share the plans, never a todo list or a current plan, and no session of theirs
     is kept in the database (nobody else could ever name it; a row would cost every call
     round trips and be left behind)."""

@@ -1,4 +1,4 @@
-"""Where the plans are by default (contract §9, server/default_root.py), with real git in
+"""Where the plans are by default (server/default_root.py), with real git in
 temporary repositories and real server children started with default settings, as an
 MCP client starts them: in the folder they work in, no --root, no PLANNING_MCP_ROOT.
 

@@ -1,4 +1,4 @@
-"""Change notifications (contract §5): a change made on disk by ANOTHER process reaches
+"""Change notifications: a change made on disk by ANOTHER process reaches
 listening clients, through 2025 `resources/subscribe` (legacy) and 2026 `listen` (auto).
 
 The plan is made before the server starts, so the server's watcher has it in its

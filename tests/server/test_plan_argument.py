@@ -1,4 +1,4 @@
-"""Issue 13: the tools' `plan` argument takes what the CLI takes, a full name or a unique
+"""The tools' `plan` argument takes what the CLI takes, a full name or a unique
 part of one, by one rule (planning_core.names.match_plan); a current plan that vanished
 under the server is reported as such. Real server objects over a temp root."""
 

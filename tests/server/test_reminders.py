@@ -1,4 +1,4 @@
-"""Reminders (contract §4), counted in rounds through a real in-memory client.
+"""Reminders, counted in rounds through a real in-memory client.
 
 A round is one tool call answered for the session, refused calls included; the call
 that changes the plan (or the todo list) is round 0; resource reads and prompts are

@@ -1,4 +1,4 @@
-"""Resources (contract §5) and prompts (§6) through a real in-memory client."""
+"""Resources and prompts through a real in-memory client."""
 
 from __future__ import annotations
 

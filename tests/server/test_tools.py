@@ -1,5 +1,5 @@
 """The eight tools through a real in-memory MCP client, in both connection modes:
-names and schemas, the seed story, the exact texts, every refusal of contract §3,
+names and schemas, the seed story, the exact texts, every refusal a tool makes,
 the current plan, completion and the todo reset."""
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ async def test_every_success_has_structured_content(connect: Any, seed: Any, ok:
         await ok(c, "PlanArchive", {"force": True})
 
 
-# -- refusals (contract §3) ---------------------------------------------------------------
+# -- refusals ---------------------------------------------------------------------------
 
 LONG_META = {"blob": "x" * (16 * 1024 + 10)}
 

@@ -42,7 +42,7 @@ HOT = 4  # tasks #1..#4: never linked, claimed by everyone (the contended ones)
 PATTERN = "CCKLCKDLCKLDCKL"  # Create, Link, Klaim, Done: one writer's 15 operations
 CALL_TIMEOUT = bound(60)  # seconds: a call stalled by a cut link must still come back
 
-# What an error result says became of the write (contract §8, planning_core.errors).
+# What an error result says became of the write (planning_core.errors).
 # Order matters: the first marker found wins.
 DB_OUTCOMES = (
     (DatabaseLost.OUTCOMES["applied"], "applied"),

@@ -1,4 +1,4 @@
-"""The first ten minutes (issue 13): the startup line that says where the plans go, client
+"""The first ten minutes: the startup line that says where the plans go, client
 configs left unedited, `status` on a typo, output piped into `head`, and `serve --help`.
 Everything through the real console script, in a working directory of the test's own."""
 

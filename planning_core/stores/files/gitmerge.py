@@ -1,7 +1,7 @@
 """Committed plans that merge: git's merge driver for task files and `.highwatermark`, and
 the fix-up a git hook runs after the merge, rebase or cherry-pick that used it.
 
-It works on the committed file layout (contract §2) directly, as raw JSON objects, so every
+It works on the committed file layout (a plan folder's task files) directly, as raw JSON objects, so every
 field a task file holds (extra ones too) is kept as it was: git runs it on temporary copies
 of three versions of one file, and on the working tree after the commit. It imports only the
 file-format rules (taskfiles) and the crash-safe write (planning_core/fileio/atomic.py).
