@@ -11,7 +11,7 @@ from bench.mdtable import ms, table
 from bench.measure import Series, above, median, p95
 from bench.peers_run import PeerResult
 from bench.report_peers import peers_section
-from bench.report_targets import HISTORY_NOTE, floors_section
+from bench.report_targets import floors_section
 from bench.servers import CLIENT_MODE
 from bench.service import ServiceResult
 from bench.shared_writers import WriterResult
@@ -79,8 +79,7 @@ class Report:
             out += peers_section(self)
         if self.boards:
             out += ["", *board_streams_section(self.boards)]
-        out.append(HISTORY_NOTE)
-        return "\n".join(self._head()) + "\n".join(out) + "\n"
+        return ("\n".join(self._head()) + "\n".join(out)).rstrip("\n") + "\n"
 
     def _head(self) -> list[str]:
         head = [
@@ -150,7 +149,7 @@ class Report:
             f"{self.cfg.calls} calls per operation on a plan of {main_n:,} tasks (TaskList with `limit: 1000`, "
             "also at 100 tasks; TaskList default page: no arguments, the first 200 rows); ms; `× echo` = our "
             "median / the echo floor's median over the echo calls made "
-            "right after each of ours. The last rows time the disk work the contract requires of every write "
+            "right after each of ours. The last rows time the disk work every acknowledged write needs "
             "(temp file + fsync, rename, folder fsync; 1 file for TaskUpdate, 2 for TaskCreate: the task and "
             ".highwatermark) twice: through the SDK, as the floor server's `durable_write` tool (a sync tool, "
             "so it runs in the SDK's worker thread as our core does; planning_core's own atomic write, on a "

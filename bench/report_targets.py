@@ -14,12 +14,6 @@ if TYPE_CHECKING:
     from bench.report import Report
     from bench.workloads import SizeResult
 
-# BENCHMARKS.md holds this run's figures; how they moved over time (profiles, the peers'
-# earlier disagreement) is written by hand in docs/history.md.
-HISTORY_NOTE = (
-    "\n\n## History\n\nHow these figures moved, the profiles behind each change and why two earlier runs "
-    "disagreed about the peers: [docs/history.md](docs/history.md) (written by hand; this file is generated)."
-)
 MIB = 1024  # KiB per MiB (VmHWM is in KiB)
 
 NO_TARGET = "—"  # a row shown beside the targets, for what they do not measure
@@ -184,11 +178,12 @@ def floors_section(r: Report) -> list[str]:
     return [
         "## Targets beside their floors\n",
         "Every figure from this run (the peers' too); × echo as everywhere in this file. A write's floor is "
-        "an SDK server doing only the durable write the contract requires (the floor server's `durable_write`: "
-        "a sync tool, in the SDK's worker thread as our core is, on a folder of as many task files; the last "
-        "rows of the per-operation table): what is left above it is the planner, the lock, the reads and our "
-        "larger arguments and answer. The echo call plus the same write timed in the harness (no MCP, no "
-        "thread hop) is lower. How each figure moved is in docs/history.md.\n",
+        "an SDK server doing only the durable write every acknowledged change needs (the floor server's "
+        "`durable_write`: a sync tool, in the SDK's worker thread as our core is, on a folder of as many task "
+        "files; the last rows of the per-operation table): what is left above it is the planner, the lock, "
+        "the reads and our larger arguments and answer. The echo call plus the same write timed in the "
+        "harness (no MCP, no thread hop) is lower. How the figures moved over time is written by hand in "
+        "[docs/history.md](docs/history.md).\n",
         table(
             ["figure", "target", "measured", "floor / answer size", "status"],
             [[f, t, m, n, status[ok] if t != NO_TARGET else NO_TARGET] for f, t, m, n, ok in rows],
