@@ -1,4 +1,4 @@
-"""Print the RELIABILITY.md conformance table: every scenario of every pinned suite, run against
+"""Print the conformance table (RELIABILITY.md summarises it): every scenario of every pinned suite, run against
 a fresh `planning-mcp serve --transport http`, with its result and, for each that cannot apply,
 why. Usage: `.venv/bin/python -m tests.conformance.table [OUT_DIR]` (after install.sh)."""
 
