@@ -109,3 +109,17 @@ def test_tasklist_taskcreate_and_every_board_show_one_row(planner: Planner, stor
         assert {a: web[task_id][a] for a in aliases} == shown
         assert board[task_id]["openBlockers"] == row.get("blockedBy", [])
         assert status[task_id] == {k: board[task_id][k] for k in STATUS_FIELDS}
+
+
+def test_a_transactions_snapshot_derives_blocks_after_its_staged_changes(planner: Planner, store: PlanStore) -> None:
+    """Every store alike: inside a transaction, a task staged as blocked by another shows in
+    that one's `blocks` (the archive and create checks read this snapshot)."""
+    name = seed_plan(planner)
+    with store.transaction(name) as txn:
+        new = Task(id=txn.next_id(), subject="Staged", blocked_by=[1])
+        txn.put(new)
+        snap = txn.snapshot()
+        assert new.id in snap.tasks[1].blocks
+        assert snap.tasks[new.id].blocked_by == [1]
+        txn.delete(new.id)
+        assert new.id not in txn.snapshot().tasks[1].blocks
