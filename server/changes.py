@@ -1,12 +1,16 @@
-"""Which plans changed, by one rule for every follower of a store (PlanChanges), and one
-follower of a store's changes for many readers in one process (the board's open
-pages, ChangeCounter): a counter that moves when a plan may have changed, so that each page compares an
-integer instead of asking the store (a stat per plan, or a database query) several times
-a second.
+"""Following a store's changes, once for every follower (the server's notices, the
+board's pages, `watch`):
 
-The follower is a thread: the store's change feed blocks (store.ChangeFeed), and without
-one (or when it fails) the thread polls plan versions every POLL_INTERVAL. It runs while
-someone reads the counter and stops IDLE_AFTER seconds after the last read.
+- `follow`: when to look again. From the store's change feed where it has one
+  (store.ChangeFeed: the file store's OS watcher, the database's LISTEN/NOTIFY), with the
+  names of the plans it saw change; without one, or once it fails, at a fixed interval.
+- PlanChanges: which plans changed, by one rule, from the feed's names and the plan
+  versions.
+- ChangeCounter: one follower for many readers in one process (the board's open pages): a
+  counter that moves when a plan may have changed, so that each page compares an integer
+  instead of asking the store (a stat per plan, or a database query) several times a
+  second. Its follower is a thread (the feed blocks) that runs while someone reads the
+  counter and stops IDLE_AFTER seconds after the last read.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from planning_core import PlanningError, StorageError
@@ -28,6 +33,44 @@ IDLE_AFTER = 10.0  # seconds without a reader before the follower stops
 # explain it is told once it has differed this long: far longer than a writer's temp file lives.
 FEED_SETTLE = 6.0
 POLL_SETTLE = 0.0  # polling: told at the look after the one that first saw it moved
+
+
+class Tick(NamedTuple):
+    """A moment to look at the plans again."""
+
+    names: set[str]  # the plans the feed saw change (none: compare the plan versions)
+    polling: bool  # no feed (or it failed): the look is a poll's
+
+
+def _ignore(_: StorageError) -> None:
+    return None
+
+
+def follow(
+    store: PlanStore,
+    stop: threading.Event,
+    *,
+    feed_wait: float,
+    poll_every: float,
+    failed: Callable[[StorageError], None] = _ignore,
+) -> Iterator[Tick]:
+    """The moments to look again, until `stop` is set or the caller stops asking: from the
+    store's change feed where it has one (which yields at least every `feed_wait`), else,
+    or once the feed fails (`failed` is told why: no watches left, a file system the OS
+    cannot watch, the database gone), every `poll_every`. Blocks: run it in a thread of
+    its own, or where waiting is the work (`watch`)."""
+    try:
+        if isinstance(store, ChangeFeed):
+            try:
+                for names in store.changes(stop, feed_wait):
+                    yield Tick(names, False)
+            except StorageError as e:
+                failed(e)
+        while not stop.is_set():
+            time.sleep(poll_every)
+            yield Tick(set(), True)
+    finally:
+        stop.set()  # ends the feed too
 
 
 class Changed(NamedTuple):
@@ -114,21 +157,17 @@ class ChangeCounter:
             return None  # the database away for a moment: compare again later
 
     def _follow(self, stop: threading.Event) -> None:
-        versions = self._versions()
-        changes = PlanChanges(versions or {}, FEED_SETTLE)
-        if isinstance(self.store, ChangeFeed):
-            try:
-                for names in self.store.changes(stop, FEED_WAIT):
-                    self._look(changes, names)
-                    if self._idle(stop):
-                        return
-            except StorageError as e:
-                self.following = False
-                log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
-        changes.settle = POLL_SETTLE
-        while not self._idle(stop):
-            time.sleep(POLL_INTERVAL)
-            self._look(changes, set())
+        changes = PlanChanges(self._versions() or {}, FEED_SETTLE)
+        for tick in follow(self.store, stop, feed_wait=FEED_WAIT, poll_every=POLL_INTERVAL, failed=self._polling):
+            if tick.polling:
+                changes.settle = POLL_SETTLE
+            self._look(changes, tick.names)
+            if self._idle(stop):
+                return
+
+    def _polling(self, e: StorageError) -> None:
+        self.following = False
+        log.warning("cannot follow changes of %s (%s); polling", self.store.describe(), e)
 
     def _look(self, changes: PlanChanges, names: set[str]) -> None:
         current = self._versions()

@@ -3,7 +3,8 @@
 One watcher per server, fed by the store's change feed (store.ChangeFeed: the file
 store's OS watcher, the database's LISTEN/NOTIFY), so an idle server does nothing.
 Without a feed, or when it fails, it polls the store's plan versions every
-WATCH_INTERVAL instead. Even while following a feed, versions are compared every
+WATCH_INTERVAL instead (server/changes.follow, as every follower of a store). Even while
+following a feed, versions are compared every
 SAFETY_NET_S, for a change made before the feed began (or a notice the database lost);
 what a plan's name from the feed and what its version say are weighed by one rule
 (server/changes.PlanChanges), so that one write is told once, never before it lands. Changes made
@@ -21,12 +22,11 @@ session (mcp-session-id), and its exit stack tells us when it ends.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -38,9 +38,9 @@ from mcp.types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, Unsub
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core import PlanningError, StorageError
-from planning_core.store import ChangeFeed, PlanStore
+from planning_core.store import PlanStore
 
-from .changes import FEED_SETTLE, POLL_SETTLE, PlanChanges
+from .changes import FEED_SETTLE, POLL_SETTLE, PlanChanges, follow
 from .sdk import connection_of
 
 log = logging.getLogger(__name__)
@@ -136,69 +136,51 @@ async def _to_each(connections: list[Connection], send: Callable[[Connection], A
 
 
 async def watch(store: PlanStore, notifier: Notifier, interval: float = WATCH_INTERVAL) -> None:
-    """Notify on every change until cancelled: from the store's change feed where it has
-    one (the OS watcher of the file store, the database's LISTEN/NOTIFY), else by polling
-    plan versions every `interval`."""
-    changes = PlanChanges(await anyio.to_thread.run_sync(store.plan_versions), FEED_SETTLE)
-    if isinstance(store, ChangeFeed):
-        try:
-            await _follow(store, notifier, changes)
-        except StorageError as e:  # no watches left, a file system the OS cannot watch, ...
-            log.warning("cannot follow changes of %s (%s); polling every %s s", store.describe(), e, interval)
-    changes.settle = POLL_SETTLE
-    while True:
-        await anyio.sleep(interval)
-        try:
-            await _report(store, notifier, changes, set())
-        except (OSError, PlanningError) as e:
-            log.warning("cannot read the plans in %s: %s", store.describe(), e)
+    """Notify on every change until cancelled: what the store's change feed names where it
+    has one (the OS watcher of the file store, the database's LISTEN/NOTIFY; and, every
+    SAFETY_NET_S, what plan versions show), else by polling plan versions every `interval`
+    (changes.follow).
 
-
-async def _follow(store: ChangeFeed, notifier: Notifier, changes: PlanChanges) -> None:
-    """Report what the feed names (and, every SAFETY_NET_S, what plan versions show).
-
-    The feed blocks, so it runs in a daemon thread of its own that only ever hands names
+    Following blocks, so it runs in a daemon thread of its own that only ever hands names
     over without waiting (call_soon_threadsafe): a thread waiting on the event loop (as
     anyio.from_thread does) hangs for ever once that loop is gone, and a worker thread of
     the loop's pool would then hold the interpreter's exit."""
-    plans = cast(PlanStore, store)
+    changes = PlanChanges(await anyio.to_thread.run_sync(store.plan_versions), FEED_SETTLE)
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
     pending: set[str] = set()
+    polling = threading.Event()
     lock = threading.Lock()
     stop = threading.Event()
-    failure: list[StorageError] = []
+
+    def failed(e: StorageError) -> None:  # no watches left, a file system the OS cannot watch, ...
+        log.warning("cannot follow changes of %s (%s); polling every %s s", store.describe(), e, interval)
 
     def pump() -> None:
-        try:
-            for names in store.changes(stop, SAFETY_NET_S):
-                with lock:
-                    pending.update(names)
-                try:
-                    loop.call_soon_threadsafe(wake.set)
-                except RuntimeError:  # the loop is closed: nobody listens any more
-                    return
-        except StorageError as e:  # the feed cannot watch: the server polls instead
-            failure.append(e)
-        finally:
-            stop.set()
-            with contextlib.suppress(RuntimeError):
+        for tick in follow(store, stop, feed_wait=SAFETY_NET_S, poll_every=interval, failed=failed):
+            with lock:
+                pending.update(tick.names)
+            if tick.polling:
+                polling.set()
+            try:
                 loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop is closed: nobody listens any more
+                return
 
     threading.Thread(target=pump, name="plan-changes", daemon=True).start()
     try:
-        while not stop.is_set() or pending:
+        while True:
             await wake.wait()
             wake.clear()
             with lock:
                 names = set(pending)
                 pending.clear()
+            if polling.is_set():
+                changes.settle = POLL_SETTLE
             try:
-                await _report(plans, notifier, changes, names)
+                await _report(store, notifier, changes, names)
             except (OSError, PlanningError) as e:
-                log.warning("cannot read the plans in %s: %s", plans.describe(), e)
-        if failure:
-            raise failure[0]
+                log.warning("cannot read the plans in %s: %s", store.describe(), e)
     finally:
         stop.set()
 

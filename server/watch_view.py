@@ -21,10 +21,11 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from planning_core import PlanningError, PlanSnapshot, StorageError, TaskStatus, graph
+from planning_core import PlanningError, PlanSnapshot, TaskStatus, graph
 from planning_core.safetext import escape as plain
-from planning_core.store import ChangeFeed, PlanStore
+from planning_core.store import PlanStore
 
+from .changes import follow
 from .cli_common import EXIT_OK
 
 # Every text from a plan folder goes through plain() (task files and plan.md are hand-
@@ -116,20 +117,10 @@ def _versions(store: PlanStore) -> object:
 
 def _ticks(store: PlanStore, interval: float) -> Iterator[bool]:
     """One item per moment to look again: True when the store's feed named a changed
-    plan. From the feed where there is one (it also yields every `interval`), else (or
-    when it fails) every `interval`."""
-    if isinstance(store, ChangeFeed):
-        stop = threading.Event()
-        try:
-            for names in store.changes(stop, interval):
-                yield bool(names)
-        except StorageError:
-            pass  # cannot watch here: poll
-        finally:
-            stop.set()
-    while True:
-        time.sleep(interval)
-        yield False
+    plan (changes.follow: the feed, which also yields every `interval`, else a poll every
+    `interval`)."""
+    for tick in follow(store, threading.Event(), feed_wait=interval, poll_every=interval):
+        yield bool(tick.names)
 
 
 def watch(store: PlanStore, interval: float = 1.0, once: bool = False, console: Console | None = None) -> int:

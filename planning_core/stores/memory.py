@@ -31,11 +31,10 @@ from ..errors import (
     StorageError,
     TaskNotFound,
 )
-from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from ..names import check_plan_name, claim_plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
-from .staging import MarkedTransaction
+from .staging import CommittedPlan, MarkedTransaction, plan_snapshot
 
 LOCATION_PREFIX = "memory:#"
 
@@ -85,11 +84,11 @@ class MemoryTransaction(MarkedTransaction):
         with self._store._cond:
             return task_id in self.plan.tasks
 
-    def snapshot(self) -> PlanSnapshot:
-        snap = self._store._snapshot(self.name, self.plan, copy_tasks=True)
-        snap.tasks = self._overlay(snap.tasks)
-        derive_blocks(snap.tasks)
-        return snap
+    def _committed_plan(self) -> CommittedPlan:
+        with self._store._cond:
+            tasks = {i: t.clone() for i, t in sorted(self.plan.tasks.items())}
+            plan_md = self.plan.plan_md
+        return CommittedPlan(plan_title(plan_md, self.name), tasks)
 
     def all_completed(self) -> bool:
         with self._store._cond:
@@ -204,10 +203,7 @@ class MemoryStore:
         with self._cond:
             tasks = {i: t.clone() if copy_tasks else t for i, t in sorted(plan.tasks.items())}
             archived = plan.archived
-        derive_blocks(tasks)  # blockedBy is the truth, as in the file store (repairs by copy)
-        return PlanSnapshot.model_construct(
-            name=name, title=plan_title(plan.plan_md, name), archived=archived, tasks=tasks, corrupt=[]
-        )
+        return plan_snapshot(name, plan_title(plan.plan_md, name), archived, tasks)
 
     def snapshot(self, name: str) -> PlanSnapshot:
         return self._snapshot(name, self._get(name), copy_tasks=True)

@@ -1,12 +1,37 @@
-"""What every backend's PlanTransaction does the same way: the tasks put or deleted in the
-transaction are kept apart from the committed plan until the store writes them at the end,
-and every read inside the transaction sees them first."""
+"""What every backend does the same way: a plan's snapshot is built by one function
+(plan_snapshot), and in a PlanTransaction the tasks put or deleted are kept apart from
+the committed plan until the store writes them at the end, every read inside the
+transaction seeing them first (its snapshot too: the staged changes applied, then
+`blocks` derived)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import TaskIdsExhausted, TaskNotFound
-from ..models import Task
+from ..graph import derive_blocks
+from ..models import CorruptFile, PlanSnapshot, Task
 from ..names import MAX_TASK_ID
+
+
+def plan_snapshot(
+    name: str, title: str, archived: bool, tasks: dict[int, Task], corrupt: Sequence[CorruptFile] = ()
+) -> PlanSnapshot:
+    """The snapshot of a plan whose tasks are `tasks` (id -> task, in id order; the
+    caller's own dict, whose Task objects are never changed: a task to repair is replaced
+    by a repaired copy). Every `blocks` is derived from the blockedBy lists, the source of
+    truth; an edge to an unreadable task is kept as stored (graph.derive_blocks)."""
+    derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
+    return PlanSnapshot.model_construct(name=name, title=title, archived=archived, tasks=tasks, corrupt=list(corrupt))
+
+
+class CommittedPlan:
+    """What a transaction's backend gives of the plan as committed, for its snapshot."""
+
+    def __init__(self, title: str, tasks: dict[int, Task], corrupt: Sequence[CorruptFile] = ()) -> None:
+        self.title = title
+        self.tasks = tasks  # copies the transaction may change
+        self.corrupt = corrupt
 
 
 class StagedTransaction:
@@ -22,6 +47,19 @@ class StagedTransaction:
 
     def _committed_exists(self, task_id: int) -> bool:
         raise NotImplementedError
+
+    def _committed_plan(self) -> CommittedPlan:
+        """The committed plan: its title, copies of its tasks, its unreadable tasks."""
+        raise NotImplementedError
+
+    def snapshot(self) -> PlanSnapshot:
+        """The plan as the transaction sees it: the staged changes applied (an unreadable
+        task written afresh is no longer unreadable), then `blocks` derived. A transaction
+        is always on an active plan."""
+        committed = self._committed_plan()
+        tasks = self._overlay(committed.tasks)
+        corrupt = [c for c in committed.corrupt if c.task_id not in self._staged]
+        return plan_snapshot(self.name, committed.title, False, tasks, corrupt)
 
     def get(self, task_id: int) -> Task:
         if task_id in self._staged:

@@ -13,20 +13,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from ...errors import PlanBusy, PlanExists, PlanningError, PlanNotStorable, PlanUnreadable, StorageError
 from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
-from ...taskdoc import task_filename
 from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .store import STAGING_PREFIX, FileStore  # store.py imports this module only when called
+from .stagedfolder import staged_plan_folder
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 
 # Bytes are copied, never parsed, so a task file bigger than the request path reads
@@ -35,10 +33,26 @@ from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 # file (a FIFO, a symlink, a folder) and names the store does not write are left behind
 # and named in the record's left_behind: the source store cannot read them either.
 OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK})  # read apart, or (.lock) made afresh by the target
+
+
+class FolderTree(Protocol):
+    """What copying needs of the file store (store.FileStore), which imports this module."""
+
+    @property
+    def todo(self) -> Path: ...
+    @property
+    def done(self) -> Path: ...
+    @property
+    def lock_timeout(self) -> float: ...
+    def active_plans(self) -> list[str]: ...
+    def archived_plans(self) -> list[str]: ...
+    def make_layout(self) -> None: ...
+
+
 NOT_A_TASK_FILE = "not a task file (a plan folder holds plan.md and task_<N>.json files); copy it by hand"
 
 
-def export_plans(store: FileStore) -> Iterator[PlanRecord]:
+def export_plans(store: FolderTree) -> Iterator[PlanRecord]:
     """Every plan, active and archived, oldest first (names begin with their date)."""
     plans = sorted([(n, False) for n in store.active_plans()] + [(n, True) for n in store.archived_plans()])
     for name, archived in plans:
@@ -50,7 +64,7 @@ def export_plans(store: FileStore) -> Iterator[PlanRecord]:
             yield record
 
 
-def import_plan(store: FileStore, record: PlanRecord) -> bool:
+def import_plan(store: FolderTree, record: PlanRecord) -> bool:
     """Write the plan as recorded. False when a plan of that name is already stored exactly
     so (nothing is written); PlanExists when a different one is (nothing is written)."""
     name = check_plan_name(record.name)  # the name becomes a path: nothing else gets near one
@@ -64,42 +78,32 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
         raise StorageError(f"the plan folder {store.todo.parent}", e.strerror or str(e)) from None
     # Staging goes in todo/ even for an archived plan: clean_staging removes what a crash
     # leaves there, and todo/ and done/ share a file system (archive renames between them).
-    staging = store.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        staging.mkdir()
-        atomic.write_synced(staging / PLAN_MD, wanted.plan_md.encode())
-        for task_id, data in wanted.tasks.items():
-            atomic.write_synced(staging / task_filename(task_id), data)
-        atomic.write_synced(staging / HIGHWATERMARK, f"{wanted.high_water}\n".encode())
-        atomic.write_synced(staging / LOCK, b"")
-        atomic.fsync_dir(staging)
-        # Another copy may have got there while we staged; and rename() would replace an
-        # empty folder of that name, so one that appeared is looked at first.
-        if any(os.path.lexists(f / name) for f in (store.todo, store.done)) and _already(store, wanted):
-            return False
-        try:
-            os.rename(staging, target)
-        except OSError as e:
-            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                raise
-            if _already(store, wanted):
+        with staged_plan_folder(store.todo, wanted.plan_md, wanted.tasks, wanted.high_water) as staging:
+            # Another copy may have got there while we staged; and rename() would replace an
+            # empty folder of that name, so one that appeared is looked at first.
+            if any(os.path.lexists(f / name) for f in (store.todo, store.done)) and _already(store, wanted):
                 return False
-            raise PlanExists(name) from None
+            try:
+                os.rename(staging, target)
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                if _already(store, wanted):
+                    return False
+                raise PlanExists(name) from None
         atomic.fsync_dir(target.parent)
         if target.parent != store.todo:
             atomic.fsync_dir(store.todo)  # the staging entry left todo/
         return True
     except OSError as e:
         raise StorageError(f"the plan {name}", e.strerror or str(e)) from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
 
 
 # -- reading one plan folder -------------------------------------------------------------
 
 
-def _export(store: FileStore, name: str, archived: bool) -> PlanRecord | None:
+def _export(store: FolderTree, name: str, archived: bool) -> PlanRecord | None:
     """The plan's record, read under its lock when active (so that no writer is half way
     through a change between two of its files). None if it went away meanwhile."""
     folder = (store.done if archived else store.todo) / name
@@ -233,7 +237,7 @@ def _normal(record: PlanRecord) -> PlanRecord:
     )
 
 
-def _already(store: FileStore, wanted: PlanRecord) -> bool:
+def _already(store: FolderTree, wanted: PlanRecord) -> bool:
     """True if `wanted` is stored exactly; PlanExists if another plan has its name (the
     same plan active where it is archived, or the other way, counts as another); False
     if the name is free."""

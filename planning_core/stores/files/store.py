@@ -29,17 +29,17 @@ from ...errors import (
 )
 from ...fileio import atomic
 from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
-from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
-from ...taskdoc import task_filename
+from ..staging import plan_snapshot
 from ..views import KeptViews
+from . import copying
 from .foldercache import FolderCache
 from .gitmerge import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
+from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import (
-    HIGHWATERMARK,
     LOCK,
     PLAN_MD,
     TASK_FILE,
@@ -50,7 +50,6 @@ from .txn import FileTransaction
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
 ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
-STAGING_PREFIX = ".staging-"
 PROBE_PREFIX = ".probe-"
 GITIGNORE = ".gitignore"
 # A committed .planning/ keeps the plans (plan.md, task_<N>.json, .highwatermark); these are
@@ -293,10 +292,7 @@ class FileStore:
         cached, corrupt = self.cache.scan(path)
         title = self.cache.title(path)
         tasks = {i: t.clone() if copy else t for i, t in sorted(cached.items())}
-        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})  # repairs by copy
-        return PlanSnapshot.model_construct(
-            name=path.name, title=title, archived=archived, tasks=tasks, corrupt=list(corrupt)
-        )
+        return plan_snapshot(path.name, title, archived, tasks, corrupt)
 
     def get_task(self, name: str, task_id: int) -> Task:
         path, _ = self._folder(name)
@@ -314,7 +310,7 @@ class FileStore:
                 # The plan may have been archived while we waited for its lock.
                 if not _is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
-                txn = FileTransaction(name, path, self)
+                txn = FileTransaction(name, path, self.cache)
                 yield txn
                 txn.commit()
         except LockTimeout:
@@ -331,24 +327,14 @@ class FileStore:
                 self.make_layout()
         except OSError as e:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
-        staging = self.todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        docs = {t.id: t.to_json().encode() for t in tasks}
         try:
-            staging.mkdir()
-            atomic.write_synced(staging / PLAN_MD, plan_md.encode())
-            for t in tasks:
-                atomic.write_synced(staging / task_filename(t.id), t.to_json().encode())
-            high = max((t.id for t in tasks), default=0)
-            atomic.write_synced(staging / HIGHWATERMARK, f"{high}\n".encode())
-            atomic.write_synced(staging / LOCK, b"")
-            atomic.fsync_dir(staging)
-            name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
+            with staged_plan_folder(self.todo, plan_md, docs, max(docs, default=0)) as staging:
+                name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
             atomic.fsync_dir(self.todo)
             return name
         except OSError as e:
             raise StorageError(f"the plan {date}-{slug}", e.strerror or str(e)) from None
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
 
     def _move_in(self, staging: Path, name: str) -> bool:
         """Rename the staged plan folder to todo/<name>; False when a plan has the name."""
@@ -412,14 +398,10 @@ class FileStore:
         return lines
 
     def export_plans(self) -> Iterator[PlanRecord]:
-        from .copying import export_plans
-
-        return export_plans(self)
+        return copying.export_plans(self)
 
     def import_plan(self, record: PlanRecord) -> bool:
-        from .copying import import_plan
-
-        return import_plan(self, record)
+        return copying.import_plan(self, record)
 
     def repair(self, name: str) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no

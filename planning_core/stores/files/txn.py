@@ -6,28 +6,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
-from ...models import PlanSnapshot, Task, TaskStatus
+from ...models import Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
-from ..staging import StagedTransaction
+from ..staging import CommittedPlan, StagedTransaction
+from .foldercache import FolderCache
 from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task
-
-if TYPE_CHECKING:
-    from .store import FileStore
 
 
 class FileTransaction(StagedTransaction):
     """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
 
-    def __init__(self, name: str, path: Path, store: FileStore) -> None:
+    def __init__(self, name: str, path: Path, cache: FolderCache) -> None:
         super().__init__(name)
         self.path = path
-        self._store = store
+        self._cache = cache  # the store's parsed files, brought up to date by each scan
         self._high: int | None = None
         self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
 
@@ -61,10 +58,9 @@ class FileTransaction(StagedTransaction):
         self._issued.add(candidate)
         return candidate
 
-    def snapshot(self) -> PlanSnapshot:
-        snap = self._store._snapshot(self.path, archived=False)
-        snap.tasks = self._overlay(snap.tasks)
-        return snap
+    def _committed_plan(self) -> CommittedPlan:
+        cached, corrupt = self._cache.scan(self.path)
+        return CommittedPlan(self._cache.title(self.path), {i: t.clone() for i, t in sorted(cached.items())}, corrupt)
 
     def all_completed(self) -> bool:
         """Is every task completed (staged changes included)? Stops at the first that is
@@ -72,7 +68,7 @@ class FileTransaction(StagedTransaction):
         for t in self._staged.values():
             if t is not None and t.status is not TaskStatus.COMPLETED:
                 return False
-        for _, hit in self._store.cache.entries(self.path):
+        for _, hit in self._cache.entries(self.path):
             value = hit.value
             if not isinstance(value, Task):
                 return False  # an unreadable task is not known to be done

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...models import CorruptFile, Task
+from ...names import plan_title
 from ...taskdoc import parse_task, task_filename
 from .db import Conn
 from .schema import PLANS, TASKS
@@ -53,6 +54,11 @@ class Head:
     version: int
     high_water: int
     title_text: str  # plan.md's first 1,000 characters: all names.plan_title looks at
+
+
+def head_title(head: Head) -> str:
+    """The plan's title (names.plan_title) from its row."""
+    return plan_title(head.title_text, head.name)
 
 
 HEAD = f"SELECT name, archived, version, high_water, left(plan_md, 1000) FROM {PLANS} WHERE name = %s"

@@ -18,15 +18,15 @@ from typing import Any
 import psycopg
 
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanNotFound, TaskNotFound
-from ...graph import derive_blocks
 from ...models import PlanSnapshot, PlanSummary, Task
-from ...names import check_plan_name, claim_plan_name, plan_title
+from ...names import check_plan_name, claim_plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..staging import plan_snapshot
 from ..urls import redact
 from ..views import KeptViews
 from . import copying, feed, schema, sessions
 from .db import Conn, Database
-from .plans import HEAD, Head, Parsed, PlanCache, head_of, parsed, write_tasks
+from .plans import HEAD, Head, Parsed, PlanCache, head_of, head_title, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 from .txn import PostgresTransaction
 
@@ -99,9 +99,7 @@ class PostgresStore:
         self._head(name)
         return f"{redact(self.url)}#{name}"
 
-    @staticmethod
-    def title_of(head: Head) -> str:
-        return plan_title(head.title_text, head.name)
+    title_of = staticmethod(head_title)
 
     def title(self, name: str) -> str:
         return self.title_of(self._head(name))
@@ -140,11 +138,7 @@ class PostgresStore:
 
     def _snapshot(self, head: Head, tasks: Parsed, *, copy: bool) -> PlanSnapshot:
         mine = {i: t.clone() if copy else t for i, t in tasks.tasks.items()}
-        corrupt = tasks.corrupt
-        derive_blocks(mine, unreadable={c.task_id for c in corrupt})  # repairs by copy
-        return PlanSnapshot.model_construct(
-            name=head.name, title=self.title_of(head), archived=head.archived, tasks=mine, corrupt=corrupt
-        )
+        return plan_snapshot(head.name, self.title_of(head), head.archived, mine, tasks.corrupt)
 
     def snapshot(self, name: str) -> PlanSnapshot:
         head, tasks = self._load(name)
@@ -207,7 +201,7 @@ class PostgresStore:
         with self.db.write(f"writing plan {name}", lambda conn: self._lock(conn, name)) as (conn, head):
             if head.archived:
                 raise PlanArchived(name)
-            txn = PostgresTransaction(self, conn, head, self.cache.load(conn, head))
+            txn = PostgresTransaction(conn, head, self.cache.load(conn, head))
             yield txn
             fresh = txn.flush()
         if fresh is not None:

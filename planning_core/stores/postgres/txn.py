@@ -10,24 +10,17 @@ NOTIFY, in the same transaction: all of them commit, or none.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...errors import CorruptTask, TaskNotFound
-from ...graph import derive_blocks
-from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
-from ..staging import MarkedTransaction
+from ...models import CorruptFile, Task, TaskStatus
+from ..staging import CommittedPlan, MarkedTransaction
 from .db import Conn
-from .plans import Head, Parsed, parsed, write_tasks
+from .plans import Head, Parsed, head_title, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
-
-if TYPE_CHECKING:
-    from .store import PostgresStore
 
 
 class PostgresTransaction(MarkedTransaction):
-    def __init__(self, store: PostgresStore, conn: Conn, head: Head, tasks: Parsed) -> None:
+    def __init__(self, conn: Conn, head: Head, tasks: Parsed) -> None:
         super().__init__(head.name, max(head.high_water, max(tasks.entries, default=0)))
-        self._store = store
         self._conn = conn
         self._head = head
         self._parsed = tasks
@@ -44,13 +37,9 @@ class PostgresTransaction(MarkedTransaction):
     def _committed_exists(self, task_id: int) -> bool:
         return task_id in self._parsed.entries
 
-    def snapshot(self) -> PlanSnapshot:
-        tasks = self._overlay({i: t.clone() for i, t in self._parsed.tasks.items()})
-        corrupt = [c for c in self._parsed.corrupt if c.task_id not in self._staged]
-        derive_blocks(tasks, unreadable={c.task_id for c in corrupt})
-        return PlanSnapshot.model_construct(
-            name=self.name, title=self._store.title_of(self._head), archived=False, tasks=tasks, corrupt=corrupt
-        )
+    def _committed_plan(self) -> CommittedPlan:
+        tasks = {i: t.clone() for i, t in self._parsed.tasks.items()}
+        return CommittedPlan(head_title(self._head), tasks, self._parsed.corrupt)
 
     def all_completed(self) -> bool:
         for task_id, entry in self._parsed.entries.items():
