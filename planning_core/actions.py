@@ -176,7 +176,7 @@ class Actions:
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             current = self.planner.get_task(name, task_id)
             if current.status is not TaskStatus.COMPLETED:
-                payload = self._payload(name, current, patch.subject, patch.owner)
+                payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
         change = self.planner.update_task(name, task_id, patch)
         todo_reset = (change.started or change.completed) and session.todo.clear()

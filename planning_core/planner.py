@@ -24,7 +24,6 @@ from .errors import (
     TaskNotFound,
 )
 from .models import (
-    MAX_DESCRIPTION,
     MAX_PLAN_TEXT,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
@@ -101,15 +100,7 @@ class Planner:
         specs = validate.task_specs(tasks or [])
         now = _now()
         new_tasks = [
-            Task(
-                id=i,
-                subject=s.subject,
-                description=s.description,
-                active_form=s.active_form,
-                blocked_by=list(s.blocked_by),
-                created_at=now,
-                updated_at=now,
-            )
+            Task(id=i, **s.model_dump(exclude_unset=False), created_at=now, updated_at=now)
             for i, s in enumerate(specs, start=1)
         ]
         for t in new_tasks:
@@ -165,11 +156,7 @@ class Planner:
         """Create TaskCreate's task (a NewTask, or its subject, description and other fields)
         in one transaction, linked both ways to the tasks it names."""
         new = NewTask.of(new, description, fields)
-        subject = validate.text(new.subject, "subject", MAX_SUBJECT, required=True)
-        description = validate.text(new.description, "description", MAX_DESCRIPTION)
-        active_form = validate.text(new.active_form, "activeForm", MAX_SHORT_TEXT)
-        owner = validate.text(new.owner, "owner", MAX_SHORT_TEXT)
-        meta = {k: v for k, v in validate.metadata(new.metadata).items() if v is not None}
+        values = update.created_values(new)
         before = validate.edges(new.blocked_by, "blockedBy")
         after = validate.edges(new.blocks, "blocks")
         with self.store.transaction(plan) as txn:
@@ -184,16 +171,7 @@ class Planner:
                         # new -> c -> ... -> b -> new (chain runs b ... c along blockedBy)
                         raise DependencyCycle([new_id, *chain[::-1], new_id])
             now = _now()
-            task = Task(
-                id=new_id,
-                subject=subject,
-                description=description,
-                active_form=active_form,
-                owner=owner,
-                metadata=meta,
-                created_at=now,
-                updated_at=now,
-            )
+            task = Task(id=new_id, **values, created_at=now, updated_at=now)
             for b in before:
                 other = txn.get(b)
                 graph.link(other, task)

@@ -265,13 +265,13 @@ def register(server: MCPServer[AppState]) -> None:
     ) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan, optionally linked to existing tasks."""
         new = NewTask(
-            subject=subject,
-            description=description,
-            active_form=activeForm,
-            blocked_by=blockedBy,
-            blocks=blocks,
+            subject,
+            description,
+            activeForm=activeForm,
             owner=owner,
             metadata=metadata,
+            blocked_by=blockedBy,
+            blocks=blocks,
         )
         return await _answer(ctx, lambda a, s: a.task_create(s, new, plan=plan))
 
@@ -297,16 +297,16 @@ def register(server: MCPServer[AppState]) -> None:
         it; an expired claim is listed as ready and another owner may take it."""
         patch = TaskPatch(
             status=status,
-            subject=subject,
-            description=description,
-            active_form=activeForm,
-            owner=owner,
             add_blocked_by=addBlockedBy,
             add_blocks=addBlocks,
             remove_blocked_by=removeBlockedBy,
             remove_blocks=removeBlocks,
-            metadata=metadata,
             lease_seconds=leaseSeconds,
+            subject=subject,
+            description=description,
+            activeForm=activeForm,
+            owner=owner,
+            metadata=metadata,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 
