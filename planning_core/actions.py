@@ -163,7 +163,16 @@ class Actions:
             open_ids = self.planner.open_blockers(name, task)
         except PlanningError:  # the task is created; an unreadable blocker must not say otherwise
             open_ids = list(task.blocked_by)
-        row = TaskRow(id=task.id, subject=task.subject, status=task.status.value, owner=task.owner, blocked_by=open_ids)
+        row = TaskRow(
+            id=task.id,
+            subject=task.subject,
+            status=task.status.value,
+            owner=task.owner,
+            blocked_by=open_ids,
+            priority=task.priority,
+            labels=task.labels,
+            parent=task.parent,
+        )
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
 
     def task_update(
@@ -203,9 +212,11 @@ class Actions:
         owner: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: object = None,
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
-        query = queries.page_query(status, owner, limit, cursor)  # refused before the plan is read
+        query = queries.page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
         page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
 

@@ -137,6 +137,30 @@ def text_rule(limit: int, *, required: bool = False, in_plan: bool = True, by_cl
 
 
 METADATA_RULE = FieldRule(check=lambda value, wire: checks.metadata(value), merge=checks.merged_metadata)
+
+
+def _plan_labels(value: list[str], info: ValidationInfo) -> list[str]:
+    """checks.labels as a pydantic check (pydantic checks the count)."""
+    field = to_camel(info.field_name or "labels")
+    for i, label in enumerate(value):
+        reason = checks.label_problem(label, f"{field}[{i}]")
+        if reason:
+            raise ValueError(reason)
+    return list(dict.fromkeys(value))
+
+
+PRIORITY_RULE = FieldRule(
+    check=checks.priority,
+    in_plan=Annotated[StrictInt | None, Field(default=None, ge=0, le=checks.MAX_PRIORITY)],
+)
+LABELS_RULE = FieldRule(
+    check=checks.labels,
+    in_plan=Annotated[
+        list[str], Field(default_factory=list, max_length=checks.MAX_LABELS), AfterValidator(_plan_labels)
+    ],
+)
+# In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
+PARENT_RULE = FieldRule(check=checks.parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
 # In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
 # `true` into position 1 and `1.0` into 1; neither is a position.
 BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
@@ -173,6 +197,13 @@ class Task(_Camel):
     # task without a lease is stored exactly as before, by every store.
     lease_seconds: int = Field(default=0, exclude_if=lambda v: not v)
     lease_expires_at: str = Field(default="", exclude_if=lambda v: not v)
+    # Each left out of the file when it has none, like the lease: priority 0 (the most urgent)
+    # to 4, none ranked after 2; labels; the task this one is a part of (its parent).
+    priority: Annotated[int | None, PRIORITY_RULE] = Field(
+        default=None, ge=0, le=checks.MAX_PRIORITY, exclude_if=lambda v: v is None
+    )
+    labels: Annotated[list[str], LABELS_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
+    parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy

@@ -99,6 +99,9 @@ class Pages:
                 owner=t.owner,
                 blocked_by=blockers,
                 claimable=claimable,
+                priority=t.priority,
+                labels=t.labels,
+                parent=t.parent,
             )
             wire = row.model_dump(mode="json", by_alias=True, exclude_none=True)
             hit = self._rows[id(t)] = (t, blockers, claimable, row, wire, render.task_line(t, blockers, claimable))

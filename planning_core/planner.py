@@ -164,6 +164,7 @@ class Planner:
             if missing:
                 raise TaskNotFound(plan, missing)
             new_id = txn.next_id()
+            update.check_parent(plan, new_id, values["parent"], txn.exists, txn.get)
             for b in before:
                 for c in after:
                     chain = graph.path_via_blockers(b, c, txn.get)
@@ -212,10 +213,14 @@ class Planner:
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()
             update.apply_edges(txn, plan, task, edges, work.get)
+            if "parent" in p.values:
+                update.check_parent(plan, tid, p.get("parent"), txn.exists, work.get)
             update.apply_fields(task, p)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
+            if completed:
+                update.check_parts(task, txn.snapshot().tasks.values())
             change.changed = update.changed_fields(before, task)
             if not change.changed:
                 if not work.neighbours_changed(tid):
@@ -230,6 +235,8 @@ class Planner:
 
     def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:
         now = _now()
+        tasks = txn.snapshot().tasks.values()
+        update.check_parts(task, tasks, deleting=True)
         for b in task.blocked_by:
             if txn.exists(b):
                 other = get(b)
@@ -238,7 +245,7 @@ class Planner:
                 txn.put(other)
         # Dependents come from blockedBy (the truth), not from this task's own `blocks`,
         # which a crash or a hand edit may have left stale: no dangling edge survives.
-        dependents = [t.id for t in txn.snapshot().tasks.values() if task.id in t.blocked_by]
+        dependents = [t.id for t in tasks if task.id in t.blocked_by]
         for c in sorted(set(dependents) | {c for c in task.blocks if txn.exists(c)}):
             other = get(c)
             graph.unlink(task, other)
@@ -254,5 +261,7 @@ class Planner:
         owner: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: object = None,
     ) -> TaskPage:
-        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock())
+        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock(), label, parent)

@@ -23,9 +23,11 @@ from .errors import (
     CorruptTask,
     DependencyCycle,
     InvalidInput,
+    ParentRefused,
     SelfDependency,
     TaskBlocked,
     TaskNotFound,
+    UnfinishedParts,
 )
 from .models import (
     MAX_METADATA_BYTES,
@@ -92,7 +94,8 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
     if p.status is not None and p.status not in UPDATE_STATUSES:
         raise InvalidInput(f"status {p.status!r} is not one of {', '.join(UPDATE_STATUSES)}.")
     values = {name: _check(name, value) for name, value in p.values.items()}
-    fields = TaskPatch(status=p.status, lease_seconds=_lease_seconds(p.lease_seconds, p.get("owner")), **values)
+    fields = TaskPatch(status=p.status, lease_seconds=_lease_seconds(p.lease_seconds, p.get("owner")))
+    fields.values = values  # as checked: None now means "remove it" (a priority or parent cleared)
     edges = Edges(
         add_blocked_by=validate.edges(p.add_blocked_by, "addBlockedBy"),
         add_blocks=validate.edges(p.add_blocks, "addBlocks"),
@@ -252,6 +255,37 @@ def _record_handover(task: Task, new_owner: str, now: dt.datetime) -> None:
             return
         history = history[1:]
     task.metadata = rest
+
+
+def check_parent(plan: str, task_id: int, parent: int | None, exists: Any, get: graph.Lookup) -> None:
+    """A parent names another task of the plan, and is none of the task's own parts: the
+    walk up from it (each task's parent) must not reach the task. An unreadable ancestor
+    ends the walk (its parent is not known)."""
+    if parent is None:
+        return
+    if parent == task_id:
+        raise ParentRefused(task_id, parent)
+    if not exists(parent):
+        raise TaskNotFound(plan, [parent])
+    chain, at = [parent], parent
+    while True:
+        try:
+            above = get(at).parent
+        except CorruptTask:
+            return
+        if above is None or above in chain:
+            return  # the top, or a loop above that this task is no part of (a hand edit)
+        chain.append(above)
+        if above == task_id:
+            raise ParentRefused(task_id, parent, chain)
+        at = above
+
+
+def check_parts(task: Task, tasks: Any, deleting: bool = False) -> None:
+    """A parent is completed only when all its parts are, and deleted only when it has none."""
+    parts = [t.id for t in tasks if t.parent == task.id and (deleting or t.status is not TaskStatus.COMPLETED)]
+    if parts:
+        raise UnfinishedParts(task.id, parts, deleting)
 
 
 def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:

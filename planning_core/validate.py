@@ -3,7 +3,7 @@ InvalidInput whose message says how to fix the call."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -44,9 +44,27 @@ def task_specs(tasks: Sequence[TaskSpec | dict[str, Any]]) -> list[TaskSpec]:
                     f"tasks[{pos}].blockedBy has position {b}; positions are 1..{len(tasks)} "
                     "in this tasks list. Nothing was created."
                 )
+        _position(spec.parent, pos, "parent", len(tasks))
         specs.append(spec)
-    cycle = graph.positional_cycle({i: s.blocked_by for i, s in enumerate(specs, start=1)})
-    if cycle:
-        path = " -> ".join(f"#{i}" for i in cycle)
-        raise InvalidInput(f"The tasks' blockedBy positions form a cycle {path}. Nothing was created.")
+    positions: dict[str, dict[int, Iterable[int]]] = {
+        "blockedBy": {i: s.blocked_by for i, s in enumerate(specs, start=1)},
+        "parent": {i: [s.parent] if s.parent else [] for i, s in enumerate(specs, start=1)},
+    }
+    for field, links in positions.items():
+        cycle = graph.positional_cycle(links)
+        if cycle:
+            path = " -> ".join(f"#{i}" for i in cycle)
+            raise InvalidInput(f"The tasks' {field} positions form a cycle {path}. Nothing was created.")
     return specs
+
+
+def _position(value: int | None, pos: int, field: str, count: int) -> None:
+    if value is None:
+        return
+    if value == pos:
+        raise InvalidInput(f"tasks[{pos}] names itself as its {field}. Nothing was created.")
+    if not 1 <= value <= count:
+        raise InvalidInput(
+            f"tasks[{pos}].{field} is position {value}; positions are 1..{count} in this tasks list. "
+            "Nothing was created."
+        )

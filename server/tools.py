@@ -16,6 +16,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
+from planning_core.checks import CLEAR_PRIORITY, MAX_PRIORITY, NO_PARENT
 from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus, problem_line
 from planning_core.outcomes import (
     PlanArchivedResult,
@@ -39,6 +40,8 @@ from .state import AppState, app_state, session_key
 TaskId = Annotated[StrictInt | StrictStr, Field(description='task id: 3, "3" or "#3"')]
 TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current plan")]
+Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
+Labels = list[StrictStr] | None
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -261,6 +264,9 @@ def register(server: MCPServer[AppState]) -> None:
         blocks: TaskIds | None = None,
         owner: str | None = None,
         metadata: dict[str, Any] | None = None,
+        priority: Priority = None,
+        labels: Labels = None,
+        parent: StrictInt | None = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan, optionally linked to existing tasks."""
@@ -270,6 +276,9 @@ def register(server: MCPServer[AppState]) -> None:
             activeForm=activeForm,
             owner=owner,
             metadata=metadata,
+            priority=priority,
+            labels=labels,
+            parent=parent,
             blocked_by=blockedBy,
             blocks=blocks,
         )
@@ -290,6 +299,12 @@ def register(server: MCPServer[AppState]) -> None:
         removeBlocks: TaskIds | None = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="merged; a key set to null is removed")] = None,
         leaseSeconds: Annotated[StrictInt | None, Field(ge=1, le=MAX_LEASE_SECONDS)] = None,
+        priority: Annotated[
+            StrictInt | None,
+            Field(ge=CLEAR_PRIORITY, le=MAX_PRIORITY, description=f"0 most urgent; {CLEAR_PRIORITY} clears"),
+        ] = None,
+        labels: Annotated[Labels, Field(description="replaces them")] = None,
+        parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
@@ -307,6 +322,9 @@ def register(server: MCPServer[AppState]) -> None:
             activeForm=activeForm,
             owner=owner,
             metadata=metadata,
+            priority=priority,
+            labels=labels,
+            parent=parent,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 
@@ -321,9 +339,11 @@ def register(server: MCPServer[AppState]) -> None:
         owner: str | None = None,
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: StrictInt | None = None,
     ) -> Annotated[CallToolResult, TaskListed]:
-        """The plan's task board: `#id [status] subject (owner) [blocked by #a]`."""
-        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor))
+        """The plan's task board: `#id [status] subject (owner) P1 {label} ^#parent [blocked by #a]`."""
+        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor, label, parent))
 
     @server.tool(name="TaskGet", annotations=READ)
     async def task_get(taskId: TaskId, ctx: Context, plan: PlanName = None) -> Annotated[CallToolResult, TaskFetched]:
