@@ -135,7 +135,10 @@ def test_a_parent_is_deleted_only_once_it_has_no_parts(planner: Planner, store: 
         ([{"subject": "a", "parent": 2}], "position 2; positions are 1..1"),
         ([{"subject": "a", "parent": 2}, {"subject": "b", "parent": 1}], "parent positions form a cycle"),
         ([{"subject": "a", "priority": 7}], "tasks\\[1\\] is invalid \\(priority"),
-        ([{"subject": "a", "labels": ["no spaces"]}], "tasks\\[1\\] is invalid \\(labels: .*'no spaces' is not a label"),
+        (
+            [{"subject": "a", "labels": ["no spaces"]}],
+            "tasks\\[1\\] is invalid \\(labels: .*'no spaces' is not a label",
+        ),
     ],
 )
 def test_plancreate_refuses_bad_positions_and_values(
