@@ -4,14 +4,11 @@ same tasks, the same calls timed, each list figure with its answer's size beside
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from bench.mdtable import ms, table
 from bench.measure import median
 from bench.peers_run import PeerResult
-
-if TYPE_CHECKING:
-    from bench.report import Report
+from bench.results import RunResults
 
 
 def _cell(p: PeerResult, f: Callable[[PeerResult], str]) -> str:
@@ -23,7 +20,7 @@ def _list(p: PeerResult) -> str:
     return f"{ms(p.listing.med)} ({p.listing.ratio:.2f}) · {p.list_chars or 0:,} chars{kind}"
 
 
-def peers_section(r: Report) -> list[str]:
+def peers_section(r: RunResults) -> list[str]:
     cfg, main_n = r.cfg, r.main_n
     out = ["\n\n## Peers (same SDK client, same tasks, each filled through its own tools)\n"]
     header = ["figure", "planning-mcp", *(f"{p.name} {p.version or ''}".strip() for p in r.peers)]

@@ -3,16 +3,11 @@ SDK server doing only the unavoidable part of the work takes in the same run."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bench.mdtable import ms, table
 from bench.measure import above
-from bench.workloads import WRITE_OPS
+from bench.results import RunResults
+from bench.workloads import WRITE_OPS, SizeResult
 from planning_core.queries import DEFAULT_PAGE as PAGE
-
-if TYPE_CHECKING:
-    from bench.report import Report
-    from bench.workloads import SizeResult
 
 # BENCHMARKS.md holds this run's figures; how they moved over time (profiles, the peers'
 # earlier disagreement) is written by hand in docs/history.md.
@@ -26,7 +21,7 @@ NO_TARGET = "—"  # a row shown beside the targets, for what they do not measur
 Row = tuple[str, str, str, str, bool | None]  # figure, target, measured, floor or note, met (None: not run)
 
 
-def floor_rows(r: Report) -> list[Row]:
+def floor_rows(r: RunResults) -> list[Row]:
     hi, lo, main_n = r.hi, r.lo, r.main_n
     main = r.sizes[main_n]
     big = r.sizes[hi]
@@ -142,7 +137,7 @@ def _chars(s: SizeResult) -> str:
     return f"{s.page_chars or 0:,}"
 
 
-def _write_floor(r: Report, op: str, files: str) -> str:
+def _write_floor(r: RunResults, op: str, files: str) -> str:
     """A write's measured floor at the same size: the floor server doing only the durable write
     the contract requires, through the SDK; and the lower, harness-timed one beside it."""
     main = r.sizes[r.main_n]
@@ -159,7 +154,7 @@ def _write_floor(r: Report, op: str, files: str) -> str:
     return "; ".join(parts)
 
 
-def _list_vs_peers(r: Report) -> Row:
+def _list_vs_peers(r: RunResults) -> Row:
     n = r.ours_peer.size if r.ours_peer else 1_000
     label = f"TaskList limit 1,000 at {n:,} tasks vs both peers (median ms, answer chars)"
     target = "faster than both peers; aim for half the fastest"
@@ -178,7 +173,7 @@ def _list_vs_peers(r: Report) -> Row:
     return (label, target, measured, note, ours.listing.med < fastest and len(live) == len(r.peers))
 
 
-def floors_section(r: Report) -> list[str]:
+def floors_section(r: RunResults) -> list[str]:
     rows = floor_rows(r)
     status = {True: "met", False: "MISSED", None: "not run"}
     return [

@@ -25,12 +25,12 @@ from .outcomes import (
     TaskCreated,
     TaskFetched,
     TaskListed,
-    TaskRow,
     TaskUpdated,
     TodoListed,
 )
 from .pages import Pages
 from .planner import Planner
+from .rows import task_row
 from .session import Session
 from .store import PlanFolders
 
@@ -163,17 +163,7 @@ class Actions:
             open_ids = self.planner.open_blockers(name, task)
         except PlanningError:  # the task is created; an unreadable blocker must not say otherwise
             open_ids = list(task.blocked_by)
-        row = TaskRow(
-            id=task.id,
-            subject=task.subject,
-            status=task.status.value,
-            owner=task.owner,
-            blocked_by=open_ids,
-            priority=task.priority,
-            labels=task.labels,
-            parent=task.parent,
-        )
-        return Outcome(render.created_text(task), TaskCreated(plan=name, task=row))
+        return Outcome(render.created_text(task), TaskCreated(plan=name, task=task_row(task, open_ids)))
 
     def task_update(
         self, session: Session, task_id: Any, plan: str | None = None, patch: TaskPatch | None = None, **changes: Any

@@ -24,11 +24,10 @@ from . import render
 from .models import PlanSnapshot, Task
 from .outcomes import TaskListed, TaskRow
 from .queries import PageQuery, page_of
+from .rows import task_row
 
 NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
 MAX_KEPT_ROWS = 20_000  # rows kept (about 1 KB each with their JSON and line): then made afresh
-# Every row gives the same fields: one set shared by all (pydantic keeps one per model, 0.5 KB).
-ROW_FIELDS = frozenset(TaskRow.model_fields)
 MAX_KEPT_PLANS = 64  # plans whose last pages are kept
 MAX_PAGES_PER_PLAN = 16  # distinct queries (status, owner, limit, start) kept per plan
 
@@ -90,19 +89,7 @@ class Pages:
         if hit is None or hit[0] is not t or hit[2] is not claimable or hit[1] != blockers:
             if len(self._rows) >= MAX_KEPT_ROWS:
                 self._rows.clear()
-            # From a task already validated: built without re-validating.
-            row = TaskRow.model_construct(
-                _fields_set=ROW_FIELDS,  # type: ignore[arg-type]  # read, never added to
-                id=t.id,
-                subject=t.subject,
-                status=t.status.value,
-                owner=t.owner,
-                blocked_by=blockers,
-                claimable=claimable,
-                priority=t.priority,
-                labels=t.labels,
-                parent=t.parent,
-            )
+            row = task_row(t, blockers, claimable)
             wire = row.model_dump(mode="json", by_alias=True, exclude_none=True)
             hit = self._rows[id(t)] = (t, blockers, claimable, row, wire, render.task_line(t, blockers, claimable))
         return hit[3], hit[4], hit[5]

@@ -47,12 +47,12 @@ from planning_core.names import check_plan_name
 from planning_core.plan_text import PlanText, read_plan
 from planning_core.render import active_plans_block, task_board
 from planning_core.session import ReminderClock, round_reminders
-from planning_core.store import HOOKS_DIR, STORE_ENV, PlanFolders, PlanStore, SharedSessions
-from planning_core.stores import is_database_url, open_store
+from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
+from planning_core.stores import is_database_url
 
 from .cli_common import EXIT_OK
-from .cli_views import _snapshots
-from .default_root import default_root
+from .default_root import DefaultRoot, default_root
+from .store_choice import StoreChoice, resolve
 
 STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
 LOCK_TIMEOUT = 2.0
@@ -64,19 +64,26 @@ EXIT_PLAN_MODE = "ExitPlanMode"  # Claude Code's tool that ends plan mode once a
 PROMPT_CONTEXT_CHARS = 240
 
 
-def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path:
-    """--root, else $PLANNING_MCP_ROOT, else the server's default root (server/default_root.py:
-    the main git worktree's `.planning`, else the nearest `.planning` at or above) for the
-    payload's cwd, or for $CLAUDE_PROJECT_DIR when only that one exists, else the cwd's."""
-    explicit = root_arg or os.environ.get("PLANNING_MCP_ROOT")
-    if explicit:
-        return Path(explicit).expanduser().absolute()
+def hook_choice(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> StoreChoice:
+    """The store every command would use (store_choice.resolve: --store, --root, then the
+    environment), except that the default root is found for the payload's cwd, or for
+    $CLAUDE_PROJECT_DIR when only that one has a planning folder, else the cwd's. --store
+    wins over --root (a hook's command line is never refused)."""
+    return resolve(store_arg, None if store_arg else root_arg, lambda: _default_root(payload))
+
+
+def _default_root(payload: dict[str, Any]) -> DefaultRoot:
     cwd = payload.get("cwd")
-    here = default_root(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()).folder
+    here = default_root(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
     project = os.environ.get("CLAUDE_PROJECT_DIR")
-    if here.is_dir() or not project:
+    if here.folder.is_dir() or not project:
         return here
-    return default_root(Path(project)).folder
+    return default_root(Path(project))
+
+
+def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path | None:
+    """The planning folder the hook uses (None: a store that is not a folder)."""
+    return hook_choice(root_arg, None, payload).folder
 
 
 def session_file(root: Path, session_id: str) -> Path:
@@ -96,14 +103,14 @@ def output(event: str, context: str) -> str:
 def session_start(store: PlanStore, root: Path | None) -> str:
     if root is not None:
         _sweep(root / HOOKS_DIR)
-    block = active_plans_block(s.summary() for s in _snapshots(store, store.active_plans()))
+    block = active_plans_block(Planner(store).summaries())
     return output("SessionStart", block)
 
 
 def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
     first when there are more plans than fit, then `(+N more: PlanList)`."""
-    summaries = [s.summary() for s in _snapshots(store, store.active_plans())]
+    summaries = Planner(store).summaries()
     current = _saved_current_plan(store, root, payload)
     summaries.sort(key=lambda s: s.name != current)  # stable: the rest stay oldest first
     block = active_plans_block(summaries)
@@ -331,13 +338,12 @@ def _sweep(folder: Path) -> None:
 
 
 def hook_store(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> PlanStore | None:
-    """--store URL (or $PLANNING_MCP_STORE) naming a database; else the folder hook_root
-    finds. None when there is no planning folder here: this project does not use us."""
-    url = store_arg or (None if root_arg else os.environ.get(STORE_ENV))
-    if url and is_database_url(url):
-        return open_store(url)
-    root = hook_root(url or root_arg, payload)
-    return open_store(root) if (root / "todo").is_dir() else None
+    """The store hook_choice names: a database, or a planning folder that exists. None
+    when there is no planning folder here: this project does not use us."""
+    choice = hook_choice(root_arg, store_arg, payload)
+    if choice.folder is None:
+        return choice.open() if is_database_url(choice.url) else None
+    return choice.open() if (choice.folder / "todo").is_dir() else None
 
 
 def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | None = None) -> str:

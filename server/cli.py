@@ -30,8 +30,9 @@ from .cli_common import (
 )
 from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
 from .copy_cmd import add_copy_parser, run_copy
+from .exposure import ServeError, token_from
 from .git_setup import add_git_setup_parser, run_git_setup
-from .http import ServeError, serve, token_from
+from .http import serve
 from .import_cmd import add_import_parsers, run_export, run_import
 from .store_choice import (
     ROOT_PLACEHOLDER,

@@ -13,11 +13,11 @@ from typing import Any
 from planning_core import PlanningError, PlanSnapshot, graph
 from planning_core.errors import PlanNotFound
 from planning_core.mermaid import plans_graph
-from planning_core.names import match_plan
 from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
 
+from .board.data import plan_data, select_plans
 from .cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
 from .store_choice import StoreChoice, StoreChoiceError, open_for_reading
 
@@ -97,17 +97,6 @@ def _console() -> Any:
     return PipeConsole()
 
 
-def select_plans(store: PlanStore, wanted: str | None) -> list[str]:
-    """No name: every active plan. A name or a unique part of one: that plan, by the rule
-    the tools' `plan` argument follows (names.match_plan)."""
-    active = store.active_plans()
-    if not wanted:
-        return active
-    name = match_plan(wanted, lambda: active, store.archived_plans)
-    store.is_archived(name)  # raises PlanNotFound
-    return [name]
-
-
 def _snapshots(store: PlanStore, names: Sequence[str]) -> list[PlanSnapshot]:
     out = []
     for n in names:
@@ -147,26 +136,6 @@ def _place(store: PlanStore, plan: str, file: str) -> str:
         return f"{store.location(plan)} {file}"
     except PlanNotFound:
         return f"{plan} {file}"
-
-
-def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
-    data: dict[str, Any] = snap.summary().model_dump(mode="json", by_alias=True)
-    blockers = graph.open_blockers_by_task(snap)
-    rows = []
-    for t in sorted(snap.tasks.values(), key=lambda t: t.id):
-        row: dict[str, Any] = {"id": t.id, "subject": t.subject, "status": t.status.value}
-        if detail:
-            row |= {
-                "owner": t.owner,
-                "activeForm": t.active_form,
-                "blockedBy": t.blocked_by,
-                "blocks": t.blocks,
-                "openBlockers": blockers.get(t.id, []),
-            }
-        rows.append(row)
-    data["tasks"] = rows
-    data["unreadableFiles"] = [c.model_dump(mode="json", by_alias=True) for c in snap.corrupt]
-    return data
 
 
 def board_json(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,7 +24,7 @@ from planning_core import PlanningError
 from planning_core.store import STORE_ENV, PlanFolders, PlanStore
 from planning_core.stores import MEMORY_URL, DatabaseUrl, is_database_url, open_store, redact
 
-from .default_root import default_root
+from .default_root import DefaultRoot, default_root
 
 ROOT_ENV = "PLANNING_MCP_ROOT"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH"  # README's and mcp.json.example's text, to be replaced by the user
@@ -73,6 +74,13 @@ def add_store_arguments(parser: argparse.ArgumentParser, *, top: bool = False) -
 def choose(args: argparse.Namespace) -> StoreChoice:
     store = getattr(args, "sub_store", None) or getattr(args, "store", None)
     root = getattr(args, "sub_root", None) or getattr(args, "root", None)
+    return resolve(store, root, lambda: default_root(Path.cwd()))
+
+
+def resolve(store: str | None, root: str | None, default: Callable[[], DefaultRoot]) -> StoreChoice:
+    """The one order every command (and the Claude Code hook) follows: --store, --root,
+    $PLANNING_MCP_STORE, $PLANNING_MCP_ROOT, else `default()` (the default root where the
+    command runs)."""
     if store and root:
         raise StoreChoiceError("give --store or --root, not both (--root DIR is --store DIR)")
     if store:
@@ -84,7 +92,7 @@ def choose(args: argparse.Namespace) -> StoreChoice:
         return from_text(env_store, f"{STORE_ENV}=")
     if env_root:
         return from_text(env_root, f"{ROOT_ENV}=")
-    found = default_root(Path.cwd())
+    found = default()
     return StoreChoice(str(found.folder), found.folder, why=found.why, note=found.note)
 
 

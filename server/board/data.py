@@ -1,7 +1,8 @@
-"""The board's data, built from the core for both hosts (the browser's JSON and events,
-the MCP App's tool). Tasks and unreadable files come from the CLI's `board --json` builder
-(cli_views.plan_data); the column of each task is the core's rule (graph.is_ready,
-graph.is_blocked over the plan's statuses), never recomputed in the page."""
+"""The board's data, built from the core for every view of a board: the CLI's
+`board --json` and `status --json` (plan_data), the browser's JSON and events and the
+MCP App's tool (board_data). Each task is the core's board row (rows.board_row); the
+column of each task is the core's rule (graph.is_ready, graph.is_blocked over the
+plan's statuses), never recomputed in the page."""
 
 from __future__ import annotations
 
@@ -10,13 +11,38 @@ from collections.abc import Mapping
 from typing import Any
 
 from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core.names import match_plan
+from planning_core.rows import board_row
 from planning_core.store import PlanStore
-
-from ..cli_views import plan_data, select_plans
 
 # Left to right as a person reads a board: what can start, what waits, what runs, what is done.
 COLUMNS = ("ready", "blocked", "in_progress", "done")
 COLUMN_TITLES = {"ready": "Ready", "blocked": "Blocked", "in_progress": "In progress", "done": "Done"}
+
+
+def select_plans(store: PlanStore, wanted: str | None) -> list[str]:
+    """No name: every active plan. A name or a unique part of one: that plan, by the rule
+    the tools' `plan` argument follows (names.match_plan)."""
+    active = store.active_plans()
+    if not wanted:
+        return active
+    name = match_plan(wanted, lambda: active, store.archived_plans)
+    store.is_archived(name)  # raises PlanNotFound
+    return [name]
+
+
+# What `status --json` shows of each task: the board row's first fields.
+STATUS_FIELDS = ("id", "subject", "status")
+
+
+def plan_data(snap: PlanSnapshot, *, detail: bool) -> dict[str, Any]:
+    """One plan as `board --json` (detail) or `status --json` shows it."""
+    data: dict[str, Any] = snap.summary().model_dump(mode="json", by_alias=True)
+    blockers = graph.open_blockers_by_task(snap)
+    rows = [board_row(t, blockers.get(t.id, [])) for t in sorted(snap.tasks.values(), key=lambda t: t.id)]
+    data["tasks"] = rows if detail else [{k: row[k] for k in STATUS_FIELDS} for row in rows]
+    data["unreadableFiles"] = [c.model_dump(mode="json", by_alias=True) for c in snap.corrupt]
+    return data
 
 
 def column_of(snap: PlanSnapshot, statuses: Mapping[int, TaskStatus], task_id: int) -> str:

@@ -1,6 +1,6 @@
 """The board over HTTP: the page, its JSON, its live events, and (when allowed) actions.
 
-Exposure is the MCP endpoint's (server/http.py): the strict Host/Origin allow-list that
+Exposure is the MCP endpoint's (server/exposure.py): the strict Host/Origin allow-list that
 security_for builds (DNS-rebinding protection on loopback), and, when a token is set, no
 answer without it. A browser cannot add a bearer header to a page load, so the page also
 takes the token once as `?token=`, answers with an HttpOnly SameSite=Strict cookie scoped
@@ -34,7 +34,7 @@ from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
 from ..changes import ChangeCounter
-from ..http import security_for
+from ..exposure import security_for
 from .data import board_data, shown_board
 from .live import LiveBoards
 from .page import ACTIONS, render_page

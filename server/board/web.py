@@ -43,7 +43,8 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     from planning_core.actions import Actions
     from planning_core.events import HookConfigError
 
-    from ..http import ServeError, bind, check_token, token_from, url_host
+    from ..exposure import ServeError, check_token, token_from, url_host
+    from ..http import bind
     from ..store_choice import StoreChoiceError, open_for_reading
     from .routes import BASE, BoardSite
 

@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
-from planning_core import Planner
+from planning_core import Planner, Session, rows
+from planning_core.actions import Actions
 from planning_core.models import RULES, SETTABLE, TRACKED, UNTRACKED, WIRE, NewTask, Task, TaskPatch, TaskSpec
+from planning_core.outcomes import TaskRow
 from planning_core.store import PlanStore
 from planning_core.update import changed_fields, checked
+from server.board.data import STATUS_FIELDS, board_data, plan_data
+from tests.support.seed import seed_plan
 from tests.support.stores import reopened, stored_tasks
 
 # What TaskCreate sends for every settable field, and what TaskUpdate then sends and keeps
@@ -120,3 +124,36 @@ def test_a_clone_shares_no_container_with_its_original() -> None:
             assert value is not task.__dict__[name], name
     copy.metadata["n"]["deep"].append(2)
     assert task.metadata == {"n": {"deep": [1]}}
+
+
+# -- one task row ------------------------------------------------------------------------
+
+
+def test_every_row_field_is_copied_from_the_task_or_worked_out_from_the_plan() -> None:
+    assert set(rows.COPIED) <= set(Task.model_fields)
+    assert set(rows.COPIED) | set(rows.COMPUTED) == set(TaskRow.model_fields)
+
+
+def test_tasklist_taskcreate_and_every_board_show_one_row(planner: Planner, store: PlanStore) -> None:
+    """TaskList's rows, TaskCreate's task, `board --json`, `status --json`, the web board and
+    the MCP App's data show each task's row fields alike: one row, made once (rows.py)."""
+    name = seed_plan(planner)
+    actions, session = Actions(planner), Session()
+    created = actions.task_create(session, "Write the docs", plan=name, blocked_by=[3], owner="bob").structured()
+    listed = {row["id"]: row for row in actions.task_list(session, plan=name).structured()["tasks"]}
+    assert listed[created["task"]["id"]] == created["task"]
+    snap = store.snapshot(name)
+    board = {row["id"]: row for row in plan_data(snap, detail=True)["tasks"]}
+    status = {row["id"]: row for row in plan_data(snap, detail=False)["tasks"]}
+    web = {row["id"]: row for row in board_data(store, name)["plan"]["tasks"]}
+    aliases = [TaskRow.model_fields[f].alias or f for f in rows.COPIED]
+    assert sorted(listed) == sorted(board) == sorted(status) == sorted(web) == sorted(snap.tasks)
+    for task_id, row in listed.items():
+        shown = {
+            a: row.get(a, TaskRow.model_fields[f].get_default(call_default_factory=True))
+            for f, a in zip(rows.COPIED, aliases, strict=True)
+        }
+        assert {a: board[task_id][a] for a in aliases} == shown
+        assert {a: web[task_id][a] for a in aliases} == shown
+        assert board[task_id]["openBlockers"] == row.get("blockedBy", [])
+        assert status[task_id] == {k: board[task_id][k] for k in STATUS_FIELDS}

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planning_core import PLAN_REMINDER, Planner
+from planning_core.actions import Actions
 from planning_core.stores.files import FileStore
 from server.claude_hook import hook_root, main, session_file
+from server.resources import active_text
+from server.state import AppState
 from tests.support.seed import FORK, PLAN_NAME, seed_root
 from tests.support.waits import bound
 
@@ -274,3 +282,75 @@ def test_a_refused_call_is_a_round_that_changes_nothing(project: Path, seeded: s
     assert json.loads(printed) == {
         "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": PLAN_REMINDER}
     }
+
+
+NOBODY = 65534  # root lists any folder, so as root the hook runs as this user
+
+
+def _as_unprivileged(job: Callable[[], object]) -> Any:
+    """job()'s JSON-able answer, run in a forked child that drops to `nobody` first when we
+    are root (chmod cannot hide a folder from root)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            os.close(read_end)
+            if os.geteuid() == 0:
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            with os.fdopen(write_end, "w") as out:
+                json.dump(job(), out)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end) as answer:
+        text = answer.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the job failed as an unprivileged user (see stderr)"
+    return json.loads(text)
+
+
+def test_the_active_plans_block_lists_an_unreadable_plan_as_the_server_does(tmp_path: Path) -> None:
+    """A plan folder that cannot be read is a line of its own in the hook's SessionStart
+    block, as in the server's (plans://active and the instructions: resources.active_text,
+    the planner's summaries): the agent sees it is there to mend."""
+    base = Path(tempfile.mkdtemp(prefix="planning-hook-", dir="/tmp"))  # one `nobody` may enter
+    base.chmod(0o755)
+    project = base / "shop"
+    name = seed_root(project / ".planning", FORK)
+    bad = project / ".planning" / "todo" / "2026-05-29-bad"
+    bad.mkdir(mode=0)
+    store = FileStore(project / ".planning")
+    planner = Planner(store)
+    state = AppState(store=store, planner=planner, actions=Actions(planner))
+
+    def both() -> list[str]:
+        _, printed = call(fixture("session_start_startup.json", cwd=str(project)), "SessionStart")
+        return [context(printed), active_text(state)]
+
+    try:
+        hook, served = _as_unprivileged(both)
+    finally:
+        bad.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+    lines = hook.split("\n")
+    assert lines[:2] == ["# Active Plans", f'- {name} [2/4 done] current: "Add login endpoint"']
+    assert len(lines) == 3 and lines[2].startswith("- 2026-05-29-bad ")
+    assert hook == served
+
+
+def test_the_hook_takes_the_store_as_every_command_does(
+    project: Path, seeded: str, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--store and $PLANNING_MCP_STORE as `status` reads them (store_choice.resolve): a
+    `file:` URL names the folder, from any working folder."""
+    payload = fixture("session_start_startup.json", cwd=str(tmp_path))
+    out = io.StringIO()
+    main("SessionStart", None, io.StringIO(json.dumps(payload)), out, store_arg=f"file:{root}")
+    assert PLAN_NAME in context(out.getvalue())
+    monkeypatch.setenv("PLANNING_MCP_STORE", f"file:{root}")
+    assert PLAN_NAME in context(call(payload, "SessionStart")[1])
