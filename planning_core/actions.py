@@ -175,7 +175,7 @@ class Actions:
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             current = self.planner.get_task(name, task_id)
             if current.status is not TaskStatus.COMPLETED:
-                payload = self._payload(name, current, patch.subject, patch.owner)
+                payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
         change = self.planner.update_task(name, task_id, patch)
         todo_reset = (change.started or change.completed) and session.todo.clear()
@@ -202,9 +202,11 @@ class Actions:
         owner: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: object = None,
     ) -> Outcome[TaskListed]:
         name = self._plan(session, plan)
-        query = queries.page_query(status, owner, limit, cursor)  # refused before the plan is read
+        query = queries.page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
         page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
 

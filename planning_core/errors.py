@@ -128,6 +128,37 @@ class SelfDependency(PlanningError):
         super().__init__(f"Refused: task #{task_id} cannot block or be blocked by itself.")
 
 
+class ParentRefused(PlanningError):
+    """A parent that is the task itself, or one of its own parts (a parent cycle)."""
+
+    def __init__(self, task_id: int, parent: int, chain: Sequence[int] = ()) -> None:
+        if not chain:
+            super().__init__(f"Refused: task #{task_id} cannot be its own parent.")
+            return
+        path = " -> ".join(f"#{i}" for i in chain)
+        super().__init__(
+            f"Refused: #{parent} is a part of task #{task_id} ({path}, each a part of the next), so it "
+            f"cannot be its parent. Nothing was changed."
+        )
+
+
+class UnfinishedParts(PlanningError):
+    """A parent completed, or deleted, while it has parts (completed: unfinished ones)."""
+
+    def __init__(self, task_id: int, parts: Iterable[int], deleting: bool = False) -> None:
+        parts = set(parts)
+        if deleting:
+            super().__init__(
+                f"Task #{task_id} is the parent of {_ids(parts)}: delete them, or move them out "
+                "(TaskUpdate parent=0, or another parent), first. Nothing was changed."
+            )
+            return
+        super().__init__(
+            f"Task #{task_id} cannot be completed: its parts {_ids(parts)} are not completed. "
+            f"Complete them first (TaskList parent={task_id} lists them). Nothing was changed."
+        )
+
+
 class TaskBlocked(PlanningError):
     def __init__(self, task_id: int, blockers: Iterable[int]) -> None:
         blockers = set(blockers)

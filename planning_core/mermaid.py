@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from .models import CorruptFile, PlanSnapshot, Task, TaskStatus
+from .render import marks
 from .safetext import escape
 
 MAX_LABEL = 60
@@ -54,7 +55,8 @@ def _lines(tasks: Sequence[Task], unreadable: Sequence[CorruptFile], prefix: str
     known = {t.id for t in tasks} | {c.task_id for c in unreadable}
     out: list[str] = []
     for t in sorted(tasks, key=lambda t: t.id):
-        out.append(f'{indent}{node(t.id)}["#{t.id} {label_text(t.subject)}"]')
+        shown = marks(t).strip()  # priority, labels, parent: as a TaskList line shows them
+        out.append(f'{indent}{node(t.id)}["#{t.id} {label_text(t.subject)}{" " + label_text(shown) if shown else ""}"]')
     for c in sorted(unreadable, key=lambda c: c.task_id):
         out.append(f'{indent}{node(c.task_id)}["#{c.task_id} unreadable: {label_text(c.file)}"]')
     for t in sorted(tasks, key=lambda t: t.id):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import copy
-import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -18,17 +18,20 @@ from pydantic import (
     StrictInt,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
-from . import safetext
+from . import checks, safetext
+from .checks import MAX_METADATA_BYTES as MAX_METADATA_BYTES
+from .checks import metadata_size as metadata_size
 
 MAX_SUBJECT = 200
 MAX_DESCRIPTION = 20_000
 MAX_SHORT_TEXT = 200  # activeForm, owner, titles
 MAX_PLAN_TEXT = 100_000  # analysis / approach in plan.md
-MAX_METADATA_BYTES = 16 * 1024
 MAX_TODO_ITEMS = 12
 MAX_PLAN_TASKS = 500  # tasks in one PlanCreate call
 MAX_EDGES = 1_000  # ids in one dependency list
@@ -56,50 +59,6 @@ class TaskStatus(StrEnum):
 TaskIdsArg = Sequence[int | str]
 
 
-@dataclass(frozen=True, kw_only=True)
-class TaskPatch:
-    """TaskUpdate's changes: the one list of them, built once by the tool and passed
-    through the actions to Planner.update_task. None leaves a field as it is. Values
-    are as the caller sent them; the planner checks each before it reads a file."""
-
-    status: UpdateStatus | None = None
-    subject: str | None = None
-    description: str | None = None
-    active_form: str | None = None
-    owner: str | None = None
-    add_blocked_by: TaskIdsArg | None = None
-    add_blocks: TaskIdsArg | None = None
-    remove_blocked_by: TaskIdsArg | None = None
-    remove_blocks: TaskIdsArg | None = None
-    metadata: dict[str, Any] | None = None  # merged into the task's; a key set to None is removed
-    lease_seconds: int | None = None  # a claim's lease (update.py: the claim rules)
-
-
-@dataclass(frozen=True, kw_only=True)
-class NewTask:
-    """TaskCreate's task: built once by the tool and passed through the actions to
-    Planner.create_task by name (never position). Values are as the caller sent them; the
-    planner checks each before it opens the plan."""
-
-    subject: str
-    description: str = ""
-    active_form: str | None = None
-    blocked_by: TaskIdsArg | None = None
-    blocks: TaskIdsArg | None = None
-    owner: str | None = None
-    metadata: dict[str, Any] | None = None
-
-    @classmethod
-    def of(cls, new: NewTask | str | None, description: str, fields: dict[str, Any]) -> NewTask:
-        """`new` itself, or one made of a subject (positional or in `fields`), a description
-        and the other fields by name: the planner's and the actions' shorter call forms."""
-        if isinstance(new, NewTask):
-            return new
-        if new is not None:
-            fields = {**fields, "subject": new}
-        return cls(description=description, **fields)
-
-
 def problem_line(where: str, message: str) -> str:
     """One field's problem as every refusal of malformed input quotes it: `<where>: <message>`
     (pydantic's own message; the SDK's argument errors are shortened to the same form)."""
@@ -123,12 +82,92 @@ def _plain(value: str, field: str, *, multiline: bool = False) -> str:
     return value
 
 
-def metadata_size(metadata: dict[str, Any]) -> int:
-    return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode())
+# -- how a caller sets a task's fields ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """How a caller sets one of Task's fields, stated once on the field itself
+    (`Annotated[<type>, FieldRule(...)]`). Everything else is derived from these: PlanCreate's
+    task (TaskSpec), TaskCreate's task (NewTask), TaskUpdate's patch (TaskPatch), what
+    TaskUpdate checks and applies and names in its answer (TRACKED, by the wire name: the
+    field's alias). A field of Task with no rule is not the caller's to set.
+
+    check: the value as TaskCreate or TaskUpdate sent it (None: not sent) -> the value kept,
+        or InvalidInput naming the field by `wire`. None for a field with rules of its own,
+        applied by update.py and the planner (status, dependencies, the lease).
+    in_plan: its form in PlanCreate's tasks (an Annotated type carrying its pydantic Field),
+        or None when PlanCreate's tasks do not take it.
+    merge: how TaskUpdate combines the kept value with the checked one (metadata's keys);
+        None: the new value replaces the old.
+    by_claim: set by the claim rules after the status (owner), not with the other fields."""
+
+    check: Callable[[Any, str], Any] | None = None
+    in_plan: Any = None
+    merge: Callable[[Any, Any], Any] | None = None
+    by_claim: bool = False
+
+
+def _plan_text(required: bool) -> Callable[[str, ValidationInfo], str]:
+    """The text rule of `checks.text` as a pydantic check (pydantic checks the bound): one
+    line unless the field may span lines; a required text not blank, and stripped."""
+
+    def check(value: str, info: ValidationInfo) -> str:
+        field = to_camel(info.field_name or "text")
+        if required:
+            if not value.strip():
+                raise ValueError(checks.empty_text(field))
+            value = value.strip()
+        reason = safetext.problem(value, field, multiline=field in checks.MULTI_LINE_FIELDS)
+        if reason:
+            raise ValueError(reason)
+        return value
+
+    return check
+
+
+def text_rule(limit: int, *, required: bool = False, in_plan: bool = True, by_claim: bool = False) -> FieldRule:
+    """A text of at most `limit` characters (`required`: not empty)."""
+    plan_field = Field(min_length=1, max_length=limit) if required else Field(default="", max_length=limit)
+    return FieldRule(
+        check=lambda value, wire: checks.text(value, wire, limit, required=required),
+        in_plan=Annotated[str, plan_field, AfterValidator(_plan_text(required))] if in_plan else None,
+        by_claim=by_claim,
+    )
+
+
+METADATA_RULE = FieldRule(check=lambda value, wire: checks.metadata(value), merge=checks.merged_metadata)
+
+
+def _plan_labels(value: list[str], info: ValidationInfo) -> list[str]:
+    """checks.labels as a pydantic check (pydantic checks the count)."""
+    field = to_camel(info.field_name or "labels")
+    for i, label in enumerate(value):
+        reason = checks.label_problem(label, f"{field}[{i}]")
+        if reason:
+            raise ValueError(reason)
+    return list(dict.fromkeys(value))
+
+
+PRIORITY_RULE = FieldRule(
+    check=checks.priority,
+    in_plan=Annotated[StrictInt | None, Field(default=None, ge=0, le=checks.MAX_PRIORITY)],
+)
+LABELS_RULE = FieldRule(
+    check=checks.labels,
+    in_plan=Annotated[
+        list[str], Field(default_factory=list, max_length=checks.MAX_LABELS), AfterValidator(_plan_labels)
+    ],
+)
+# In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
+PARENT_RULE = FieldRule(check=checks.parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
+# In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
+# `true` into position 1 and `1.0` into 1; neither is a position.
+BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
 
 
 # What Task.kept() shares between the tasks a cache keeps (thousands, never changed).
-_NO_IDS: list[int] = []
+_NO_IDS: list[Any] = []
 _NO_METADATA: dict[str, Any] = {}
 _NO_EXTRA: dict[str, Any] = {}
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
@@ -143,14 +182,14 @@ class Task(_Camel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
     id: int = Field(ge=1)
-    subject: str
-    description: str = ""
+    subject: Annotated[str, text_rule(MAX_SUBJECT, required=True)]
+    description: Annotated[str, text_rule(MAX_DESCRIPTION)] = ""
     status: TaskStatus = TaskStatus.PENDING
-    blocked_by: list[int] = Field(default_factory=list)
+    blocked_by: Annotated[list[int], BLOCKED_BY_RULE] = Field(default_factory=list)
     blocks: list[int] = Field(default_factory=list)
-    owner: str = ""
-    active_form: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    owner: Annotated[str, text_rule(MAX_SHORT_TEXT, in_plan=False, by_claim=True)] = ""
+    active_form: Annotated[str, text_rule(MAX_SHORT_TEXT)] = ""
+    metadata: Annotated[dict[str, Any], METADATA_RULE] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
     # A claim's lease (TaskUpdate leaseSeconds; the rules are update.py's): its length, and
@@ -158,6 +197,13 @@ class Task(_Camel):
     # task without a lease is stored exactly as before, by every store.
     lease_seconds: int = Field(default=0, exclude_if=lambda v: not v)
     lease_expires_at: str = Field(default="", exclude_if=lambda v: not v)
+    # Each left out of the file when it has none, like the lease: priority 0 (the most urgent)
+    # to 4, none ranked after 2; labels; the task this one is a part of (its parent).
+    priority: Annotated[int | None, PRIORITY_RULE] = Field(
+        default=None, ge=0, le=checks.MAX_PRIORITY, exclude_if=lambda v: v is None
+    )
+    labels: Annotated[list[str], LABELS_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
+    parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy
@@ -187,7 +233,7 @@ class Task(_Camel):
         tasks: PlanCreate stamps all its tasks alike) are interned. About 1.2 KB less per task
         (of about 2.4). Changing a kept task in place would change the others: clone() it."""
         fields = self.__dict__
-        for name in ("blocked_by", "blocks"):
+        for name in _LIST_FIELDS:
             if not fields[name]:
                 fields[name] = _NO_IDS
         if not fields["metadata"]:
@@ -212,33 +258,136 @@ class Task(_Camel):
         return self.model_dump_json(by_alias=True, indent=2) + "\n"
 
 
-class TaskSpec(_Camel):
+# Task's fields that are lists: kept() shares their empty ones.
+_LIST_FIELDS = tuple(name for name, f in Task.model_fields.items() if f.default_factory is list)
+UNTRACKED = ("id", "created_at", "updated_at")  # a task's identity and its timestamps
+# The order TaskUpdate's answer names changed fields in, and PlanCreate's task lists its fields
+# in, as they always have; every later field follows these, in Task's order.
+_NAMED_ORDER = (
+    "subject",
+    "description",
+    "active_form",
+    "status",
+    "owner",
+    "blocked_by",
+    "blocks",
+    "metadata",
+    "lease_seconds",
+    "lease_expires_at",
+)
+# Every field of a task a TaskUpdate may change, in the order its answer names them: all of
+# Task's fields but its identity and timestamps.
+TRACKED: tuple[str, ...] = _NAMED_ORDER + tuple(
+    name for name in Task.model_fields if name not in _NAMED_ORDER and name not in UNTRACKED
+)
+# Each tracked field's name on the wire (its alias): what tools take and answers name.
+WIRE: dict[str, str] = {name: Task.model_fields[name].alias or name for name in TRACKED}
+_FROM_WIRE = {**{wire: name for name, wire in WIRE.items()}, **{name: name for name in WIRE}}
+
+
+def _rule(field: FieldInfo) -> FieldRule | None:
+    return next((m for m in field.metadata if isinstance(m, FieldRule)), None)
+
+
+RULES: dict[str, FieldRule] = {n: r for n in TRACKED if (r := _rule(Task.model_fields[n])) is not None}
+# The fields TaskCreate and TaskUpdate set from the value sent, each by its rule's check.
+SETTABLE: dict[str, FieldRule] = {name: rule for name, rule in RULES.items() if rule.check is not None}
+
+
+class _PlanTask(_Camel):
     """A task given inside PlanCreate: dependencies are 1-based positions in that list."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    subject: str = Field(min_length=1, max_length=MAX_SUBJECT)
-    description: str = Field(default="", max_length=MAX_DESCRIPTION)
-    active_form: str = Field(default="", max_length=MAX_SHORT_TEXT)
-    # Strict: lax mode turns `true` into position 1 and `1.0` into 1; neither is a position.
-    blocked_by: list[StrictInt] = Field(default_factory=list, max_length=MAX_PLAN_TASKS)
 
-    @field_validator("subject")
-    @classmethod
-    def _subject_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("subject must not be blank")
-        return _plain(v.strip(), "subject")
+if TYPE_CHECKING:
 
-    @field_validator("active_form")
-    @classmethod
-    def _active_form_one_line(cls, v: str) -> str:
-        return _plain(v, "activeForm")
+    class TaskSpec(_PlanTask):
+        """(As the type checker sees it: its fields are made from Task's rules below.)"""
 
-    @field_validator("description")
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    TaskSpec = create_model(
+        "TaskSpec",
+        __base__=_PlanTask,
+        __doc__=_PlanTask.__doc__,
+        __module__=__name__,
+        **{name: rule.in_plan for name, rule in RULES.items() if rule.in_plan is not None},
+    )
+
+
+def settable_values(given: dict[str, Any]) -> dict[str, Any]:
+    """The values sent for SETTABLE fields (named as on Task or on the wire) by their name on
+    Task, in TRACKED order, leaving out those not sent (None). TypeError for any other name:
+    a field a caller cannot set is never dropped without a word."""
+    values: dict[str, Any] = {}
+    for key, value in given.items():
+        name = _FROM_WIRE.get(key)
+        if name not in SETTABLE:
+            raise TypeError(f"{key!r} is not a field a caller sets (known: {', '.join(SETTABLE)})")
+        if value is not None:
+            values[name] = value
+    return {name: values[name] for name in SETTABLE if name in values}
+
+
+class NewTask:
+    """TaskCreate's task: built once by the tool and passed through the actions to
+    Planner.create_task. `values`: the SETTABLE fields sent (settable_values), as the caller
+    sent them; the planner checks each before it opens the plan."""
+
+    def __init__(
+        self,
+        subject: Any = None,
+        description: Any = None,
+        *,
+        blocked_by: TaskIdsArg | None = None,
+        blocks: TaskIdsArg | None = None,
+        **fields: Any,
+    ) -> None:
+        self.values = settable_values({"subject": subject, "description": description, **fields})
+        self.blocked_by = blocked_by
+        self.blocks = blocks
+
     @classmethod
-    def _description_text(cls, v: str) -> str:
-        return _plain(v, "description", multiline=True)
+    def of(cls, new: NewTask | str | None, description: str, fields: dict[str, Any]) -> NewTask:
+        """`new` itself, or one made of a subject (positional or in `fields`), a description
+        and the other fields by name: the planner's and the actions' shorter call forms."""
+        if isinstance(new, NewTask):
+            return new
+        if new is not None:
+            fields = {**fields, "subject": new}
+        return cls(description=description, **fields)
+
+
+class TaskPatch:
+    """TaskUpdate's changes: built once by the tool and passed through the actions to
+    Planner.update_task. `values`: the SETTABLE fields sent (settable_values); None leaves
+    a field as it is. Values are as the caller sent them; the planner checks each
+    (update.checked) before it reads a file."""
+
+    def __init__(
+        self,
+        *,
+        status: str | None = None,
+        add_blocked_by: TaskIdsArg | None = None,
+        add_blocks: TaskIdsArg | None = None,
+        remove_blocked_by: TaskIdsArg | None = None,
+        remove_blocks: TaskIdsArg | None = None,
+        lease_seconds: int | None = None,  # a claim's lease (update.py: the claim rules)
+        **fields: Any,
+    ) -> None:
+        self.status = status
+        self.add_blocked_by = add_blocked_by
+        self.add_blocks = add_blocks
+        self.remove_blocked_by = remove_blocked_by
+        self.remove_blocks = remove_blocks
+        self.lease_seconds = lease_seconds
+        self.values = settable_values(fields)
+
+    def get(self, name: str) -> Any:
+        """The value sent for a SETTABLE field, or None."""
+        return self.values.get(name)
 
 
 class TodoItem(_Camel):

@@ -27,6 +27,9 @@ class TaskRow(_Out):
     owner: str = Field(default="", exclude_if=_empty)
     blocked_by: list[int] = Field(default_factory=list, description="open blockers", exclude_if=_empty)
     claimable: bool = Field(default=False, description="in progress, its lease ran out", exclude_if=_empty)
+    priority: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    labels: list[str] = Field(default_factory=list, exclude_if=_empty)
+    parent: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class PlanCreated(_Out):

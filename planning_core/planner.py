@@ -24,7 +24,6 @@ from .errors import (
     TaskNotFound,
 )
 from .models import (
-    MAX_DESCRIPTION,
     MAX_PLAN_TEXT,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
@@ -101,15 +100,7 @@ class Planner:
         specs = validate.task_specs(tasks or [])
         now = _now()
         new_tasks = [
-            Task(
-                id=i,
-                subject=s.subject,
-                description=s.description,
-                active_form=s.active_form,
-                blocked_by=list(s.blocked_by),
-                created_at=now,
-                updated_at=now,
-            )
+            Task(id=i, **s.model_dump(exclude_unset=False), created_at=now, updated_at=now)
             for i, s in enumerate(specs, start=1)
         ]
         for t in new_tasks:
@@ -165,11 +156,7 @@ class Planner:
         """Create TaskCreate's task (a NewTask, or its subject, description and other fields)
         in one transaction, linked both ways to the tasks it names."""
         new = NewTask.of(new, description, fields)
-        subject = validate.text(new.subject, "subject", MAX_SUBJECT, required=True)
-        description = validate.text(new.description, "description", MAX_DESCRIPTION)
-        active_form = validate.text(new.active_form, "activeForm", MAX_SHORT_TEXT)
-        owner = validate.text(new.owner, "owner", MAX_SHORT_TEXT)
-        meta = {k: v for k, v in validate.metadata(new.metadata).items() if v is not None}
+        values = update.created_values(new)
         before = validate.edges(new.blocked_by, "blockedBy")
         after = validate.edges(new.blocks, "blocks")
         with self.store.transaction(plan) as txn:
@@ -177,6 +164,7 @@ class Planner:
             if missing:
                 raise TaskNotFound(plan, missing)
             new_id = txn.next_id()
+            update.check_parent(plan, new_id, values["parent"], txn.exists, txn.get)
             for b in before:
                 for c in after:
                     chain = graph.path_via_blockers(b, c, txn.get)
@@ -184,16 +172,7 @@ class Planner:
                         # new -> c -> ... -> b -> new (chain runs b ... c along blockedBy)
                         raise DependencyCycle([new_id, *chain[::-1], new_id])
             now = _now()
-            task = Task(
-                id=new_id,
-                subject=subject,
-                description=description,
-                active_form=active_form,
-                owner=owner,
-                metadata=meta,
-                created_at=now,
-                updated_at=now,
-            )
+            task = Task(id=new_id, **values, created_at=now, updated_at=now)
             for b in before:
                 other = txn.get(b)
                 graph.link(other, task)
@@ -234,10 +213,14 @@ class Planner:
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()
             update.apply_edges(txn, plan, task, edges, work.get)
+            if "parent" in p.values:
+                update.check_parent(plan, tid, p.get("parent"), txn.exists, work.get)
             update.apply_fields(task, p)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
+            if completed:
+                update.check_parts(task, txn.snapshot().tasks.values())
             change.changed = update.changed_fields(before, task)
             if not change.changed:
                 if not work.neighbours_changed(tid):
@@ -252,6 +235,8 @@ class Planner:
 
     def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:
         now = _now()
+        tasks = txn.snapshot().tasks.values()
+        update.check_parts(task, tasks, deleting=True)
         for b in task.blocked_by:
             if txn.exists(b):
                 other = get(b)
@@ -260,7 +245,7 @@ class Planner:
                 txn.put(other)
         # Dependents come from blockedBy (the truth), not from this task's own `blocks`,
         # which a crash or a hand edit may have left stale: no dangling edge survives.
-        dependents = [t.id for t in txn.snapshot().tasks.values() if task.id in t.blocked_by]
+        dependents = [t.id for t in tasks if task.id in t.blocked_by]
         for c in sorted(set(dependents) | {c for c in task.blocks if txn.exists(c)}):
             other = get(c)
             graph.unlink(task, other)
@@ -276,5 +261,7 @@ class Planner:
         owner: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: object = None,
     ) -> TaskPage:
-        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock())
+        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock(), label, parent)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from pydantic import BaseModel, Field
@@ -59,9 +59,11 @@ def list_tasks(
     limit: int | None = None,
     cursor: str | None = None,
     now: dt.datetime | None = None,
+    label: str | None = None,
+    parent: object = None,
 ) -> TaskPage:
     """`now`: the time leases are judged at (the planner's clock; default the server's)."""
-    query = page_query(status, owner, limit, cursor)  # refused before the plan is read
+    query = page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
     return page_of(store.view(plan), query, now)
 
 
@@ -72,9 +74,22 @@ class PageQuery(NamedTuple):
     owner: str | None
     limit: int
     after: int
+    label: str | None = None
+    parent: int | None = None
+
+    def filtered(self) -> bool:
+        """Does it leave tasks out (else it is the whole board, page by page)?"""
+        return not (self.status is None and self.owner is None and self.label is None and self.parent is None)
 
 
-def page_query(status: str | None, owner: str | None, limit: int | None, cursor: str | None) -> PageQuery:
+def page_query(
+    status: str | None,
+    owner: str | None,
+    limit: int | None,
+    cursor: str | None,
+    label: str | None = None,
+    parent: object = None,
+) -> PageQuery:
     """The query TaskList's arguments ask; InvalidInput for one no page answers."""
     if status is not None and status not in LIST_STATUSES:
         raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
@@ -90,12 +105,27 @@ def page_query(status: str | None, owner: str | None, limit: int | None, cursor:
             raise InvalidInput(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
-    return PageQuery(status, owner, limit, after)
+    return PageQuery(status, owner, limit, after, label, None if parent is None else parse_task_id(parent))
+
+
+def _matches(t: Task, query: PageQuery, statuses: Mapping[int, TaskStatus], at: dt.datetime) -> bool:
+    status = query.status
+    if status == "ready" and not graph.is_ready(t, statuses, at):
+        return False
+    if status == "blocked" and not graph.is_blocked(t, statuses):
+        return False
+    if status in STATUS_NAMES and t.status.value != status:
+        return False
+    if query.owner is not None and t.owner != query.owner:
+        return False
+    if query.label is not None and query.label not in t.labels:
+        return False
+    return query.parent is None or t.parent == query.parent
 
 
 def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None) -> TaskPage:
     """One page of the board of `snap` (a view: nothing here changes a task)."""
-    status, owner, limit, after = query
+    limit, after = query.limit, query.after
     at = now or graph.utc_now()
     statuses = graph.plan_statuses(snap)
     # The tasks after the cursor, in id order, taken only as far as the page needs: a page
@@ -105,28 +135,21 @@ def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None
         following: Iterable[Task] = (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
     else:
         following = snap.tasks.values()
-    if status is None and owner is None:
+    if not query.filtered():
         # The whole board (one row more tells whether there is a next page).
         rows = list(itertools.islice(following, limit + 1))
     else:
         rows = []
         for t in following:
-            if status == "ready" and not graph.is_ready(t, statuses, at):
-                continue
-            if status == "blocked" and not graph.is_blocked(t, statuses):
-                continue
-            if status in STATUS_NAMES and t.status.value != status:
-                continue
-            if owner is not None and t.owner != owner:
-                continue
-            rows.append(t)
-            if len(rows) > limit:
-                break
+            if _matches(t, query, statuses, at):
+                rows.append(t)
+                if len(rows) > limit:
+                    break
     page, rest = rows[:limit], rows[limit:]
     upto = page[-1].id if rest else None  # report each unreadable file on one page only
     unreadable = (
         [c for c in snap.corrupt if (not after or c.task_id > after) and (upto is None or c.task_id <= upto)]
-        if status is None and owner is None
+        if not query.filtered()
         else []
     )
     open_blockers: dict[int, list[int]] = {}

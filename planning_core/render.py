@@ -91,12 +91,30 @@ def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:
     return "\n".join(out)
 
 
+def priority_mark(priority: int) -> str:
+    return f"P{priority}"
+
+
+def marks(task: Task) -> str:
+    """A task's priority, labels and parent as a line shows them: ` P1 {ui,bug} ^#3`, each
+    only when it has one ("" for a task with none of them)."""
+    out = ""
+    if task.priority is not None:
+        out += " " + priority_mark(task.priority)
+    if task.labels:
+        out += " {" + ",".join(escape(label) for label in task.labels) + "}"
+    if task.parent is not None:
+        out += f" ^#{task.parent}"
+    return out
+
+
 def task_line(task: Task, open_blockers: Sequence[int] = (), claimable: bool = False) -> str:
-    """`#<id> [<status>] <subject>` + ` (<owner>)` + ` [blocked by #a, #b]` (exact), and
-    CLAIMABLE_MARK last when its lease ran out."""
+    """`#<id> [<status>] <subject>` + ` (<owner>)` + marks (` P1 {ui,bug} ^#3`) +
+    ` [blocked by #a, #b]` (exact), and CLAIMABLE_MARK last when its lease ran out."""
     line = f"#{task.id} [{task.status.value}] {escape(task.subject)}"
     if task.owner:
         line += f" ({escape(task.owner)})"
+    line += marks(task)
     if open_blockers:
         line += " [blocked by " + ", ".join(f"#{b}" for b in open_blockers) + "]"
     if claimable:
@@ -147,6 +165,12 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         lines.append(f"Lease: {task.lease_seconds:,} s, until {escape(task.lease_expires_at)}")
     if task.active_form:
         lines.append(f"Active form: {escape(task.active_form)}")
+    if task.priority is not None:
+        lines.append(f"Priority: {priority_mark(task.priority)}")
+    if task.labels:
+        lines.append("Labels: " + ", ".join(escape(label) for label in task.labels))
+    if task.parent is not None:
+        lines.append(f"Parent: #{task.parent}")
     lines += [
         f"Blocked by: {ids(task.blocked_by)}" + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
         f"Blocks: {ids(task.blocks)}",

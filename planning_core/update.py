@@ -23,16 +23,19 @@ from .errors import (
     CorruptTask,
     DependencyCycle,
     InvalidInput,
+    ParentRefused,
     SelfDependency,
     TaskBlocked,
     TaskNotFound,
+    UnfinishedParts,
 )
 from .models import (
-    MAX_DESCRIPTION,
     MAX_METADATA_BYTES,
-    MAX_SHORT_TEXT,
-    MAX_SUBJECT,
+    SETTABLE,
+    TRACKED,
     UPDATE_STATUSES,
+    WIRE,
+    NewTask,
     Task,
     TaskPatch,
     TaskStatus,
@@ -86,22 +89,13 @@ class Work:
 
 
 def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
-    """The patch with every value checked, and its ids parsed, before any file is read."""
+    """The patch with every value checked (each field by its rule), and its ids parsed,
+    before any file is read."""
     if p.status is not None and p.status not in UPDATE_STATUSES:
         raise InvalidInput(f"status {p.status!r} is not one of {', '.join(UPDATE_STATUSES)}.")
-
-    def text(value: str | None, field: str, limit: int, required: bool = False) -> str | None:
-        return None if value is None else validate.text(value, field, limit, required=required)
-
-    fields = TaskPatch(
-        status=p.status,
-        subject=text(p.subject, "subject", MAX_SUBJECT, required=True),
-        description=text(p.description, "description", MAX_DESCRIPTION),
-        active_form=text(p.active_form, "activeForm", MAX_SHORT_TEXT),
-        owner=text(p.owner, "owner", MAX_SHORT_TEXT),
-        metadata=validate.metadata(p.metadata) if p.metadata is not None else None,
-        lease_seconds=_lease_seconds(p.lease_seconds, p.owner),
-    )
+    values = {name: _check(name, value) for name, value in p.values.items()}
+    fields = TaskPatch(status=p.status, lease_seconds=_lease_seconds(p.lease_seconds, p.get("owner")))
+    fields.values = values  # as checked: None now means "remove it" (a priority or parent cleared)
     edges = Edges(
         add_blocked_by=validate.edges(p.add_blocked_by, "addBlockedBy"),
         add_blocks=validate.edges(p.add_blocks, "addBlocks"),
@@ -109,6 +103,24 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
         remove_blocks=validate.edges(p.remove_blocks, "removeBlocks"),
     )
     return fields, edges
+
+
+def created_values(new: NewTask) -> dict[str, Any]:
+    """TaskCreate's value of every SETTABLE field, checked (one not sent as its check makes
+    of None: a text empty, metadata {}), merged into nothing where its rule merges."""
+    values = {}
+    for name, rule in SETTABLE.items():
+        value = _check(name, new.values.get(name))
+        if rule.merge is not None:
+            value = rule.merge(Task.model_fields[name].get_default(call_default_factory=True), value)
+        values[name] = value
+    return values
+
+
+def _check(name: str, value: Any) -> Any:
+    check = SETTABLE[name].check
+    assert check is not None  # SETTABLE holds the fields with a check
+    return check(value, WIRE[name])
 
 
 def _lease_seconds(value: object, owner: str | None) -> int | None:
@@ -155,17 +167,13 @@ def _link(blocker: Task, blocked: Task, get: graph.Lookup) -> None:
 
 
 def apply_fields(task: Task, p: TaskPatch) -> None:
-    if p.subject is not None:
-        task.subject = p.subject
-    if p.description is not None:
-        task.description = p.description
-    if p.active_form is not None:
-        task.active_form = p.active_form
-    if p.metadata is not None:
-        merged = {**task.metadata, **p.metadata}
-        task.metadata = {k: v for k, v in merged.items() if v is not None}
-        if metadata_size(task.metadata) > MAX_METADATA_BYTES:
-            raise InvalidInput(f"metadata would exceed {MAX_METADATA_BYTES // 1024} KB; store less.")
+    """Set each checked field sent (merged, where its rule says how), but those the claim
+    rules set (apply_status)."""
+    for name, value in p.values.items():
+        rule = SETTABLE[name]
+        if rule.by_claim:
+            continue
+        setattr(task, name, rule.merge(getattr(task, name), value) if rule.merge else value)
 
 
 def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datetime) -> tuple[bool, bool]:
@@ -180,8 +188,8 @@ def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt
             _check_blockers(plan, task, get)
         task.status = new
         started, completed = new is TaskStatus.IN_PROGRESS, new is TaskStatus.COMPLETED
-    if p.owner is not None:
-        task.owner = p.owner
+    if p.get("owner") is not None:
+        task.owner = p.get("owner")
     _apply_lease(task, p, now)
     return started, completed
 
@@ -192,13 +200,14 @@ def _claim(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datet
     Under a lease, any change of owner that keeps the task in progress is refused while the
     lease runs (a stale owner's renewal must not take it back), and is a hand-over once it
     has run out."""
-    if task.status is not TaskStatus.IN_PROGRESS or not p.owner or not task.owner or p.owner == task.owner:
+    owner = p.get("owner")
+    if task.status is not TaskStatus.IN_PROGRESS or not owner or not task.owner or owner == task.owner:
         return
     if task.lease_seconds and p.status in (None, TaskStatus.IN_PROGRESS.value):
         if not graph.lease_expired(task, now):
             raise ClaimConflict(task.id, task.owner)
         _check_blockers(plan, task, get)  # taking it over is starting it: the same rule
-        _record_handover(task, p.owner, now)
+        _record_handover(task, owner, now)
     elif p.status == TaskStatus.IN_PROGRESS.value:
         raise ClaimConflict(task.id, task.owner)
 
@@ -226,7 +235,7 @@ def _apply_lease(task: Task, p: TaskPatch, now: dt.datetime) -> None:
         return
     if p.lease_seconds is not None:
         task.lease_seconds = p.lease_seconds
-    if task.lease_seconds > 0 and p.owner == task.owner:
+    if task.lease_seconds > 0 and p.get("owner") == task.owner:
         task.lease_expires_at = graph.lease_end(now, task.lease_seconds)
 
 
@@ -248,22 +257,35 @@ def _record_handover(task: Task, new_owner: str, now: dt.datetime) -> None:
     task.metadata = rest
 
 
-TRACKED = (
-    "subject",
-    "description",
-    "active_form",
-    "status",
-    "owner",
-    "blocked_by",
-    "blocks",
-    "metadata",
-    "lease_seconds",
-    "lease_expires_at",
-)
-# Every field of a task a TaskUpdate may change, in the order its answer names them: all of
-# Task's fields but its identity and timestamps (tests/core/test_one_rule.py checks that).
-UNTRACKED = ("id", "created_at", "updated_at")
-_FIELD_NAMES = {f: Task.model_fields[f].alias or f for f in TRACKED}
+def check_parent(plan: str, task_id: int, parent: int | None, exists: Any, get: graph.Lookup) -> None:
+    """A parent names another task of the plan, and is none of the task's own parts: the
+    walk up from it (each task's parent) must not reach the task. An unreadable ancestor
+    ends the walk (its parent is not known)."""
+    if parent is None:
+        return
+    if parent == task_id:
+        raise ParentRefused(task_id, parent)
+    if not exists(parent):
+        raise TaskNotFound(plan, [parent])
+    chain, at = [parent], parent
+    while True:
+        try:
+            above = get(at).parent
+        except CorruptTask:
+            return
+        if above is None or above in chain:
+            return  # the top, or a loop above that this task is no part of (a hand edit)
+        chain.append(above)
+        if above == task_id:
+            raise ParentRefused(task_id, parent, chain)
+        at = above
+
+
+def check_parts(task: Task, tasks: Any, deleting: bool = False) -> None:
+    """A parent is completed only when all its parts are, and deleted only when it has none."""
+    parts = [t.id for t in tasks if t.parent == task.id and (deleting or t.status is not TaskStatus.COMPLETED)]
+    if parts:
+        raise UnfinishedParts(task.id, parts, deleting)
 
 
 def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
@@ -277,4 +299,4 @@ def _blocker_to_unlink(b: int, gone: set[int], get: graph.Lookup) -> Task:
 
 
 def changed_fields(before: Task, after: Task) -> list[str]:
-    return [_FIELD_NAMES.get(f, f) for f in TRACKED if getattr(before, f) != getattr(after, f)]
+    return [WIRE[f] for f in TRACKED if getattr(before, f) != getattr(after, f)]

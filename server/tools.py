@@ -16,6 +16,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
+from planning_core.checks import CLEAR_PRIORITY, MAX_PRIORITY, NO_PARENT
 from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus, problem_line
 from planning_core.outcomes import (
     PlanArchivedResult,
@@ -36,9 +37,11 @@ from .state import AppState, app_state, session_key
 
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
-TaskId = Annotated[StrictInt | StrictStr, Field(description='task id: 3, "3" or "#3"')]
+TaskId = Annotated[StrictInt | StrictStr, Field(description='3 or "#3"')]
 TaskIds = list[StrictInt | StrictStr]
-PlanName = Annotated[str | None, Field(description="default: current plan")]
+PlanName = Annotated[str | None, Field(description="default: current")]
+Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
+Labels = list[StrictStr] | None
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -169,16 +172,8 @@ def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:
         schema = {"type": "object", **{k: v for k, v in schema.items() if k != "$ref"}}
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
+        if _dropped(key, value, output):
             continue
-        if key == "default" and (output or value in (None, "", False)):
-            continue
-        if key == "required" and output:
-            continue
-        if key == "$defs" and output:
-            continue
-        if key == "additionalProperties" or (key == "minLength" and value == 1):
-            continue  # the default / implied by `required`; the server still enforces both
         out[key] = _compact(value, output=output, names=key in ("properties", "$defs"))
     if "properties" in out:
         out.pop("description", None)  # a model's docstring; the tool description says it
@@ -187,6 +182,20 @@ def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:
         # a 1,000-row list costs them ~12 ms per TaskList and tells them nothing.
         del out["items"]
     return out
+
+
+def _dropped(key: str, value: Any, output: bool) -> bool:
+    """A schema keyword _compact leaves out."""
+    if key == "title" and isinstance(value, str):
+        return True
+    if key == "default" and (output or value in (None, "", False)):
+        return True
+    if key in ("required", "$defs") and output:
+        return True
+    # additionalProperties: the default; minLength 1: implied by `required`. Lengths are the
+    # server's to enforce (its refusal names the bound), as for the tools' own text
+    # parameters, which never carried them. The server still enforces each.
+    return key in ("additionalProperties", "maxLength", "maxItems") or (key == "minLength" and value == 1)
 
 
 def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -205,12 +214,19 @@ def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(resolve(schema))
 
 
+def _output_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema as the names of its fields: the text answer is what a model reads
+    (Claude Code is sent no output schema at all), and each field's type cost tools/list
+    about 500 characters."""
+    return {**schema, "properties": {name: {} for name in schema.get("properties", {})}}
+
+
 def compact_schemas(server: MCPServer[AppState]) -> None:
     for tool in sdk.registered_tools(server):
         tool.parameters = _compact(_inline_defs(tool.parameters))
         tool.description = " ".join((tool.description or "").split())
         if tool.output_schema is not None:
-            sdk.replace_output_schema(tool, _compact(tool.output_schema, output=True))
+            sdk.replace_output_schema(tool, _output_names(_compact(tool.output_schema, output=True)))
             sdk.trust_structured_output(tool)
 
 
@@ -222,15 +238,12 @@ def register(server: MCPServer[AppState]) -> None:
         approach: str,
         ctx: Context,
         steps: list[str] | None = None,
-        name: Annotated[str | None, Field(description="slug [a-z0-9-]; default: from title")] = None,
-        date: Annotated[str | None, Field(description="YYYY-MM-DD; default: today")] = None,
-        tasks: Annotated[
-            list[TaskSpec] | None, Field(description="initial tasks; blockedBy = 1-based positions in this list")
-        ] = None,
-        review: Annotated[bool, Field(description="ask the user to approve it first")] = False,
+        name: Annotated[str | None, Field(description="slug [a-z0-9-]")] = None,
+        date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+        tasks: Annotated[list[TaskSpec] | None, Field(description="blockedBy, parent: 1-based positions here")] = None,
+        review: Annotated[bool, Field(description="user approves first")] = False,
     ) -> Annotated[CallToolResult, PlanCreated]:
-        """Create a Session Plan (plan.md + tasks, all or nothing) for work of 3+ steps; it
-        becomes the current plan."""
+        """Create a plan (plan.md + tasks) for work of 3+ steps; it becomes the current plan."""
         verdict = await plan_review(ctx, title, approach, steps, tasks) if review else None
         if verdict is not None and not verdict.write:
             return CallToolResult(content=[TextContent(type="text", text=verdict.note)], is_error=True)
@@ -248,7 +261,7 @@ def register(server: MCPServer[AppState]) -> None:
     async def plan_archive(
         ctx: Context, plan: PlanName = None, force: bool = False
     ) -> Annotated[CallToolResult, PlanArchivedResult]:
-        """Move a finished plan to done/ (force: even with unfinished tasks)."""
+        """Move a finished plan to done/ (force: even unfinished)."""
         return await _answer(ctx, lambda a, s: a.plan_archive(s, plan, force))
 
     @server.tool(name="TaskCreate", annotations=WRITE)
@@ -256,22 +269,28 @@ def register(server: MCPServer[AppState]) -> None:
         subject: str,
         description: str,
         ctx: Context,
-        activeForm: Annotated[str | None, Field(description="present tense, e.g. 'Running tests'")] = None,
+        activeForm: Annotated[str | None, Field(description="e.g. 'Running tests'")] = None,
         blockedBy: TaskIds | None = None,
         blocks: TaskIds | None = None,
         owner: str | None = None,
         metadata: dict[str, Any] | None = None,
+        priority: Priority = None,
+        labels: Labels = None,
+        parent: StrictInt | None = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskCreated]:
-        """Add a pending task to a plan, optionally linked to existing tasks."""
+        """Add a pending task to a plan."""
         new = NewTask(
-            subject=subject,
-            description=description,
-            active_form=activeForm,
-            blocked_by=blockedBy,
-            blocks=blocks,
+            subject,
+            description,
+            activeForm=activeForm,
             owner=owner,
             metadata=metadata,
+            priority=priority,
+            labels=labels,
+            parent=parent,
+            blocked_by=blockedBy,
+            blocks=blocks,
         )
         return await _answer(ctx, lambda a, s: a.task_create(s, new, plan=plan))
 
@@ -288,25 +307,33 @@ def register(server: MCPServer[AppState]) -> None:
         addBlocks: TaskIds | None = None,
         removeBlockedBy: TaskIds | None = None,
         removeBlocks: TaskIds | None = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="merged; a key set to null is removed")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="merged; null removes a key")] = None,
         leaseSeconds: Annotated[StrictInt | None, Field(ge=1, le=MAX_LEASE_SECONDS)] = None,
+        priority: Annotated[
+            StrictInt | None,
+            Field(ge=CLEAR_PRIORITY, le=MAX_PRIORITY, description=f"{CLEAR_PRIORITY} clears"),
+        ] = None,
+        labels: Annotated[Labels, Field(description="replaces them")] = None,
+        parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
-        dependencies. A claim with leaseSeconds expires unless an update naming the owner renews
-        it; an expired claim is listed as ready and another owner may take it."""
+        links. A claim with leaseSeconds expires unless its owner updates it."""
         patch = TaskPatch(
             status=status,
-            subject=subject,
-            description=description,
-            active_form=activeForm,
-            owner=owner,
             add_blocked_by=addBlockedBy,
             add_blocks=addBlocks,
             remove_blocked_by=removeBlockedBy,
             remove_blocks=removeBlocks,
-            metadata=metadata,
             lease_seconds=leaseSeconds,
+            subject=subject,
+            description=description,
+            activeForm=activeForm,
+            owner=owner,
+            metadata=metadata,
+            priority=priority,
+            labels=labels,
+            parent=parent,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 
@@ -316,25 +343,27 @@ def register(server: MCPServer[AppState]) -> None:
         plan: PlanName = None,
         status: Annotated[
             ListStatus | None,
-            Field(description="ready = pending with all blockers done"),
+            Field(description="ready: pending, blockers done"),
         ] = None,
         owner: str | None = None,
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
         cursor: str | None = None,
+        label: str | None = None,
+        parent: StrictInt | None = None,
     ) -> Annotated[CallToolResult, TaskListed]:
         """The plan's task board: `#id [status] subject (owner) [blocked by #a]`."""
-        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor))
+        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor, label, parent))
 
     @server.tool(name="TaskGet", annotations=READ)
     async def task_get(taskId: TaskId, ctx: Context, plan: PlanName = None) -> Annotated[CallToolResult, TaskFetched]:
-        """One task in full: description, status, owner, dependencies."""
+        """One task in full."""
         return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
 
     @server.tool(
         name="todo",
         annotations=UPDATE,
-        description=f"Replace this session's checklist for the current step (≤{MAX_TODO_ITEMS} items, one "
-        "in_progress; in memory only).",
+        description=f"This session's checklist for the step at hand (≤{MAX_TODO_ITEMS} items, one "
+        "in_progress; not saved).",
     )
     async def todo(
         items: list[TodoItem],

@@ -87,7 +87,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
 
     @server.tool(
         name=APP_TOOL,
-        description="Board data for the planning board app.",
+        description="The board app's data.",
         annotations=ToolAnnotations(read_only_hint=True),
         meta={"ui": {"resourceUri": APP_URI, "visibility": ["app"]}},
     )

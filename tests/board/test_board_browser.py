@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 from playwright.async_api import expect
 
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from server.board.live import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
@@ -211,3 +213,19 @@ async def test_ctrl_c_stops_the_server_while_a_board_is_open(tmp_path: Path, bro
             raise AssertionError("the server still runs 5 s after Ctrl+C with a board open") from None
         print(f"stopped {time.monotonic() - started:.2f} s after Ctrl+C with a board open")
         assert code == 0, srv.stderr()
+
+
+async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    Planner(FileStore(root)).update_task(name, 5, priority=1, labels=["docs", "auth"], parent=3)
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='5']")
+        card5 = page.locator(".card[data-task='5']")
+        assert await card5.locator(".priority").text_content() == "P1"
+        assert await card5.locator(".labels").text_content() == "{docs,auth}"
+        assert await card5.locator(".parent").text_content() == "^#3"
+        # A task with none of them shows none.
+        assert await page.locator(".card[data-task='4'] .priority, .card[data-task='4'] .labels").count() == 0

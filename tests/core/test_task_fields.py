@@ -1,70 +1,118 @@
-"""A task's fields, wherever they must appear: a field added to `Task` or `TaskPatch` and left
-out of one of these places fails here instead of being dropped without a word."""
+"""A task's fields, wherever they must appear. Each field a caller sets is stated once, on
+Task (models.FieldRule); a field added there and left out of one of the places it must reach
+(checked, applied, named in TaskUpdate's answer, kept by every store) fails here instead of
+being dropped without a word. tests/server/test_task_fields_tools.py checks the tools."""
 
 from __future__ import annotations
 
-import dataclasses
+from typing import Any
+
+import pytest
 
 from planning_core import Planner, Session, rows
 from planning_core.actions import Actions
-from planning_core.models import Task, TaskPatch
+from planning_core.models import RULES, SETTABLE, TRACKED, UNTRACKED, WIRE, NewTask, Task, TaskPatch, TaskSpec
 from planning_core.outcomes import TaskRow
 from planning_core.store import PlanStore
-from planning_core.update import TRACKED, UNTRACKED, changed_fields, checked
+from planning_core.update import changed_fields, checked
 from server.board.data import STATUS_FIELDS, board_data, plan_data
 from tests.support.seed import seed_plan
+from tests.support.stores import reopened, stored_tasks
 
-EDGE_FIELDS = {"add_blocked_by", "add_blocks", "remove_blocked_by", "remove_blocks"}
-
-# A valid value for every TaskPatch field; a field missing here fails the first test.
-PATCH_VALUES = {
-    "status": "in_progress",
-    "subject": "New subject",
-    "description": "New description",
-    "active_form": "Doing it",
+# What TaskCreate sends for every settable field, and what TaskUpdate then sends and keeps
+# (sent, kept). A field missing here fails test_the_samples_name_every_settable_field.
+CREATE: dict[str, Any] = {
+    "subject": "Write the parser",
+    "description": "line one\nline two",
+    "active_form": "Writing the parser",
     "owner": "alice",
-    "add_blocked_by": [2],
-    "add_blocks": ["#3"],
-    "remove_blocked_by": ["4"],
-    "remove_blocks": [5],
     "metadata": {"k": "v"},
-    "lease_seconds": 60,
+    "priority": 1,
+    "labels": ["api", "auth"],
+    "parent": 1,  # the plan's first task
 }
+UPDATE: dict[str, tuple[Any, Any]] = {
+    "subject": ("Rewrite the parser", "Rewrite the parser"),
+    "description": ("another text", "another text"),
+    "active_form": ("Rewriting it", "Rewriting it"),
+    "owner": ("bob", "bob"),
+    "metadata": ({"n": 1, "k": None}, {"n": 1}),
+    "priority": (0, 0),
+    "labels": (["b", "a", "b"], ["b", "a"]),
+    "parent": (0, None),  # 0 removes it
+}
+# A value different from a new task's for every tracked field.
+CHANGED: dict[str, Any] = {
+    "subject": "t",
+    "description": "d",
+    "active_form": "a",
+    "status": "completed",
+    "owner": "o",
+    "blocked_by": [2],
+    "blocks": [3],
+    "metadata": {"k": 1},
+    "lease_seconds": 5,
+    "lease_expires_at": "2026-01-01T00:00:00Z",
+    "priority": 2,
+    "labels": ["x"],
+    "parent": 4,
+}
+
+
+def test_the_samples_name_every_settable_field() -> None:
+    assert set(CREATE) == set(UPDATE) == set(SETTABLE)
+    assert set(CHANGED) == set(TRACKED)
 
 
 def test_every_task_field_is_tracked_by_taskupdate_or_named_untracked() -> None:
     assert set(TRACKED) | set(UNTRACKED) == set(Task.model_fields)
     assert not set(TRACKED) & set(UNTRACKED)
+    assert set(RULES) <= set(TRACKED)
 
 
 def test_a_change_to_any_tracked_field_is_named_in_the_answer() -> None:
     before = Task(id=1, subject="s")
-    changes = {
-        "subject": "t",
-        "description": "d",
-        "active_form": "a",
-        "status": "completed",
-        "owner": "o",
-        "blocked_by": [2],
-        "blocks": [3],
-        "metadata": {"k": 1},
-        "lease_seconds": 5,
-        "lease_expires_at": "2026-01-01T00:00:00Z",
-    }
-    assert set(changes) == set(TRACKED)
-    for name, value in changes.items():
+    for name, value in CHANGED.items():
         after = before.model_copy(update={name: value})
-        assert changed_fields(before, after) == [Task.model_fields[name].alias or name]
+        assert changed_fields(before, after) == [WIRE[name]]
 
 
-def test_checked_keeps_every_field_of_the_patch() -> None:
-    assert set(PATCH_VALUES) == {f.name for f in dataclasses.fields(TaskPatch)}
-    fields, edges = checked(TaskPatch(**PATCH_VALUES))  # type: ignore[arg-type]
-    for name, value in PATCH_VALUES.items():
-        if name in EDGE_FIELDS:
-            assert getattr(edges, name), name
-        else:
-            assert getattr(fields, name) == value, name
+def test_planCreates_task_takes_every_field_whose_rule_says_so() -> None:
+    in_plan = {name for name, rule in RULES.items() if rule.in_plan is not None}
+    assert set(TaskSpec.model_fields) == in_plan
+    assert {f.alias for f in TaskSpec.model_fields.values()} == {WIRE[n] for n in in_plan}
+
+
+def test_checked_keeps_every_field_of_the_patch_by_either_name() -> None:
+    for names in (lambda n: n, lambda n: WIRE[n]):
+        sent = {names(n): sent for n, (sent, _) in UPDATE.items()}
+        patch, _ = checked(TaskPatch(status="in_progress", add_blocked_by=[2], lease_seconds=60, **sent))
+        assert list(patch.values) == list(UPDATE)  # every field, none dropped
+        assert (patch.status, patch.lease_seconds) == ("in_progress", 60)
+
+
+def test_a_field_no_caller_sets_is_refused_not_dropped() -> None:
+    with pytest.raises(TypeError, match="blocks"):
+        TaskPatch(blocks=[2])
+    with pytest.raises(TypeError, match="createdAt"):
+        NewTask("s", createdAt="2026-01-01T00:00:00Z")
+
+
+def test_every_settable_field_is_created_updated_named_and_kept_by_the_store(
+    planner: Planner, store: PlanStore
+) -> None:
+    plan = planner.create_plan("Fields", "a", "b", tasks=[{"subject": "first"}]).name
+    task = planner.create_task(plan, NewTask(**CREATE))
+    with reopened(store) as again:
+        kept = again.get_task(plan, task.id)
+    for name, value in CREATE.items():
+        assert getattr(kept, name) == value, name
+        assert stored_tasks(store, plan)[task.id][WIRE[name]] == value, name
+    for name, (sent, expected) in UPDATE.items():
+        change = planner.update_task(plan, task.id, TaskPatch(**{name: sent}))
+        assert change.changed == [WIRE[name]], name
+        with reopened(store) as again:
+            assert getattr(again.get_task(plan, task.id), name) == expected, name
 
 
 def test_a_clone_shares_no_container_with_its_original() -> None:

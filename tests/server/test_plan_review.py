@@ -12,6 +12,8 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.client import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.types import ElicitRequestParams, ElicitResult
 
 from bench.peers.peers import tools_list_size
@@ -20,6 +22,7 @@ from server import review
 from server.app import build_server
 from tests.support.mcp import text_of
 
+APPS = [advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]  # a client that negotiates MCP Apps
 # The question rides a request from server to client inside the call: protocol 2025-11-25 and older.
 LEGACY = pytest.mark.parametrize("mode", ["legacy"], indirect=True)
 
@@ -125,7 +128,12 @@ async def test_without_review_nothing_is_asked_and_the_answer_is_unchanged(conne
 
 
 @LEGACY
-async def test_tools_list_stays_within_6000_characters(mode: str) -> None:
-    async with Client(build_server("memory:"), mode=mode) as c:  # type: ignore[arg-type]
+@pytest.mark.parametrize("apps", [False, True], ids=["plain", "apps"])
+async def test_tools_list_stays_within_6000_characters(mode: str, apps: bool) -> None:
+    """For every client, one that negotiates MCP Apps too (it is also sent the app's tool and
+    each linked tool's `_meta.ui`)."""
+    extensions = {"extensions": APPS} if apps else {}
+    async with Client(build_server("memory:"), mode=mode, **extensions) as c:  # type: ignore[arg-type]
         listed = await c.list_tools()
+    assert ("BoardView" in {t.name for t in listed.tools}) is apps  # the negotiation took effect
     assert tools_list_size(listed.tools) <= 6000

@@ -131,6 +131,10 @@
     c.append(top);
     const meta = el("div", "meta");
     if (t.owner) meta.append(el("span", "owner", t.owner), " ");
+    // The same marks as a TaskList line: P<n> the priority, {a,b} the labels, ^#<id> the parent.
+    if (t.priority !== null && t.priority !== undefined) meta.append(el("span", "priority", "P" + t.priority), " ");
+    if (t.labels && t.labels.length) meta.append(el("span", "labels", "{" + t.labels.join(",") + "}"), " ");
+    if (t.parent) meta.append(el("span", "parent", "^#" + t.parent), " ");
     if (t.status === "in_progress" && t.activeForm) meta.append(el("span", "active", t.activeForm), " ");
     const open = t.openBlockers || [];
     if (open.length) meta.append(el("span", "blockers", "blocked by " + open.map((b) => "#" + b).join(", ")));
@@ -286,7 +290,8 @@
           const open = t.blockedBy || [];
           const column =
             t.status === "completed" ? "done" : t.status === "in_progress" ? "in_progress" : open.length ? "blocked" : "ready";
-          return { id: t.id, subject: t.subject, status: t.status, owner: t.owner || "", openBlockers: open, column };
+          const marks = { priority: t.priority, labels: t.labels || [], parent: t.parent };
+          return Object.assign({ id: t.id, subject: t.subject, status: t.status, owner: t.owner || "", openBlockers: open, column }, marks);
         });
         const unreadableFiles = (sc.unreadable || []).map((u) => ({ taskId: u.taskId, file: u.file, reason: u.reason }));
         render({ actions: false, plans: [sc.plan], plan: Object.assign({}, sc.plan, { tasks, unreadableFiles }) });
