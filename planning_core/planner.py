@@ -258,7 +258,7 @@ class Planner:
 
     def _next_ready(self, plan: str, txn: Any, now: dt.datetime) -> int:
         """The id of the best ready task, or NothingReady saying what the work waits for."""
-        snap = txn.snapshot()
+        snap = txn.view()  # read under the lock, before anything is staged
         best = ranking.best_ready(snap, now)
         if best is None:
             raise NothingReady(plan, ranking.nothing_ready(snap, now))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from . import graph
@@ -27,7 +27,7 @@ PRIORITIES = range(5)  # 0 (most urgent) to 4
 NO_PRIORITY_RANK = 2.5  # a task without a priority ranks after priority 2, before 3
 READY_ORDER = "best first: priority, then the work waiting behind, then id"
 MAX_NAMED = 10  # tasks a "nothing ready" answer names; the rest are counted
-MAX_KEPT_PLANS = 64  # plans whose chain lengths are kept (one version each) for TaskList
+MAX_KEPT_PLANS = 64  # plans whose ranking is kept (one version each)
 
 
 class RankKey(NamedTuple):
@@ -38,56 +38,88 @@ class RankKey(NamedTuple):
 
 def priority_rank(task: Task) -> float:
     """The task's priority as a rank; NO_PRIORITY_RANK when it has none (or not a valid one)."""
-    # getattr: the `priority` field is being added to Task by another change; until then a
-    # task file's "priority" reaches us as an extra field. (To be read plainly once merged.)
-    value = getattr(task, "priority", None)
+    # The `priority` field is being added to Task by another change; until then a task
+    # file's "priority" reaches us as a pydantic extra field. This is getattr(task,
+    # "priority", None) without pydantic's slow path for a missing attribute (an exception
+    # per task, most of a ranking's time). To be read plainly as task.priority once merged.
+    value = task.__dict__.get("priority")
+    if value is None and task.__pydantic_extra__:
+        value = task.__pydantic_extra__.get("priority")
     if isinstance(value, int) and not isinstance(value, bool) and value in PRIORITIES:
         return float(value)
     return NO_PRIORITY_RANK
 
 
 def chain_lengths(snap: PlanSnapshot) -> dict[int, int]:
-    """Per task, the most unfinished tasks on one chain of tasks it blocks (0 for none).
-    One pass over the graph (iterative: a chain may be thousands long); a link that
-    would close a cycle (a hand edit) is not followed."""
+    """Per task, the most unfinished tasks on one chain of tasks it blocks (0 for none):
+    one pass over the graph from the tasks that block nothing back along blockedBy (the
+    truth), so a chain thousands long costs no recursion. Tasks on a cycle of hand-edited
+    links (and those before one) keep what was measured of them."""
     tasks = snap.tasks
-    length: dict[int, int] = {}
-    on_path: set[int] = set()
-    for root in tasks:
-        if root in length:
-            continue
-        stack: list[tuple[int, Iterator[int]]] = [(root, iter(tasks[root].blocks))]
-        on_path.add(root)
-        while stack:
-            node, children = stack[-1]
-            child = next((c for c in children if c in tasks and c not in length and c not in on_path), None)
-            if child is not None:
-                on_path.add(child)
-                stack.append((child, iter(tasks[child].blocks)))
-                continue
-            stack.pop()
-            on_path.discard(node)
-            length[node] = max(
-                (length[c] + (tasks[c].status is not TaskStatus.COMPLETED) for c in tasks[node].blocks if c in length),
-                default=0,
-            )
+    length = dict.fromkeys(tasks, 0)
+    unmeasured = dict.fromkeys(tasks, 0)  # per task, the tasks it blocks not yet measured
+    for t in tasks.values():
+        for b in t.blocked_by:
+            if b in unmeasured:
+                unmeasured[b] += 1
+    measured = [i for i, n in unmeasured.items() if n == 0]
+    done = TaskStatus.COMPLETED
+    while measured:
+        i = measured.pop()
+        t = tasks[i]
+        behind = length[i] + (t.status is not done)
+        for b in t.blocked_by:
+            left = unmeasured.get(b)
+            if left is None:
+                continue  # a blocker gone or unreadable: no chain to lengthen
+            if behind > length[b]:
+                length[b] = behind
+            unmeasured[b] = left - 1
+            if left == 1:
+                measured.append(b)
     return length
 
 
-class _KeptChains:
-    """The chain lengths of each plan's last view (a view is one object per version of
-    the plan), so paging through `ready` walks the graph once per change, not per page."""
+class Ranked(NamedTuple):
+    """One version of a plan, ranked: the tasks that may be ready, best first, and the
+    chain lengths their rank came from."""
+
+    order: list[Task]
+    chains: dict[int, int]
+
+
+def ranked(snap: PlanSnapshot) -> Ranked:
+    """The tasks ready now or later without a write (graph.is_ready but for the moment,
+    which graph.can_start judges when asked): pending, or in progress under a lease that
+    may run out, with no blocker open (graph.blocker_open: unfinished or unreadable)."""
+    tasks = snap.tasks
+    chains = chain_lengths(snap)
+    still_open = {i for i, t in tasks.items() if t.status is not TaskStatus.COMPLETED}
+    still_open.update(c.task_id for c in snap.corrupt)
+    candidates = [
+        t
+        for t in tasks.values()
+        if (t.status is TaskStatus.PENDING or (t.status is TaskStatus.IN_PROGRESS and t.lease_expires_at))
+        and still_open.isdisjoint(t.blocked_by)
+    ]
+    return Ranked(sorted(candidates, key=lambda t: rank_key(t, chains)), chains)
+
+
+class _KeptRanks:
+    """The ranking of each plan's last view (a store's view is one object per version of
+    the plan, PlanStore.view): TaskList pages and claims that find the plan unchanged
+    rank it once, not once per call."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[str, tuple[PlanSnapshot, dict[int, int]]] = {}
+        self._kept: dict[str, tuple[PlanSnapshot, Ranked]] = {}
 
-    def of(self, snap: PlanSnapshot) -> dict[int, int]:
+    def of(self, snap: PlanSnapshot) -> Ranked:
         with self._lock:
             hit = self._kept.get(snap.name)
         if hit is not None and hit[0] is snap:
             return hit[1]
-        made = chain_lengths(snap)
+        made = ranked(snap)
         with self._lock:
             self._kept.pop(snap.name, None)
             while len(self._kept) >= MAX_KEPT_PLANS:
@@ -96,24 +128,19 @@ class _KeptChains:
         return made
 
 
-KEPT_CHAINS = _KeptChains()
+KEPT_RANKS = _KeptRanks()
 
 
 def rank_key(task: Task, chains: Mapping[int, int]) -> RankKey:
     return RankKey(priority_rank(task), -chains.get(task.id, 0), task.id)
 
 
-def ready_in_order(
-    snap: PlanSnapshot, now: dt.datetime, after: int = 0, chains: Mapping[int, int] | None = None
-) -> list[Task]:
-    """The ready tasks, best first; with `after` (a cursor: the last id of the previous
-    page), those ranked after that task as it ranks now (a task gone since: as a task
-    without priority or chain)."""
-    chains = KEPT_CHAINS.of(snap) if chains is None else chains
-    statuses = graph.plan_statuses(snap)
-    ready = sorted(
-        (t for t in snap.tasks.values() if graph.is_ready(t, statuses, now)), key=lambda t: rank_key(t, chains)
-    )
+def ready_in_order(snap: PlanSnapshot, now: dt.datetime, after: int = 0) -> list[Task]:
+    """The ready tasks of `snap` (a view: never changed), best first; with `after` (a
+    cursor: the last id of the previous page), those ranked after that task as it ranks
+    now (a task gone since: as a task without priority or chain)."""
+    order, chains = KEPT_RANKS.of(snap)
+    ready = [t for t in order if graph.can_start(t, now)]
     if not after:
         return ready
     cursor = snap.tasks.get(after)
@@ -122,13 +149,8 @@ def ready_in_order(
 
 
 def best_ready(snap: PlanSnapshot, now: dt.datetime) -> Task | None:
-    """The task the next claim takes, from the state read under the plan's lock."""
-    statuses = graph.plan_statuses(snap)
-    ready = [t for t in snap.tasks.values() if graph.is_ready(t, statuses, now)]
-    if not ready:
-        return None
-    chains = chain_lengths(snap)
-    return min(ready, key=lambda t: rank_key(t, chains))
+    """The task the next claim takes, from `snap` as read under the plan's lock."""
+    return next((t for t in KEPT_RANKS.of(snap).order if graph.can_start(t, now)), None)
 
 
 def _ids(ids: list[int]) -> str:

@@ -5,7 +5,7 @@ and every read inside the transaction sees them first."""
 from __future__ import annotations
 
 from ..errors import TaskIdsExhausted, TaskNotFound
-from ..models import Task
+from ..models import PlanSnapshot, Task
 from ..names import MAX_TASK_ID
 
 
@@ -41,6 +41,14 @@ class StagedTransaction:
 
     def delete(self, task_id: int) -> None:
         self._staged[task_id] = None
+
+    def snapshot(self) -> PlanSnapshot:
+        raise NotImplementedError
+
+    def view(self) -> PlanSnapshot:
+        """PlanTransaction.view: a backend with a shared view of the committed plan gives
+        it while nothing is staged; otherwise a snapshot."""
+        return self.snapshot()
 
     def _overlay(self, tasks: dict[int, Task]) -> dict[int, Task]:
         """`tasks` (the caller's own copies of the committed ones) with the staged changes

@@ -258,3 +258,20 @@ def test_32_agents_claiming_at_once_get_32_different_tasks(stores: list[PlanStor
     stored = stored_tasks(stores[0], plan)
     assert {f"agent{n}": next(i for i, t in stored.items() if t["owner"] == f"agent{n}") for n in range(AGENTS)} == got
     assert all(t["status"] == "in_progress" for t in stored.values())
+
+
+def test_the_ready_order_holds_exactly_the_ready_tasks(planner: Planner, clock: Clock) -> None:
+    """The order lists what graph.is_ready calls ready, no more, no less: pending with every
+    blocker completed, or a claim whose lease ran out; not one blocked, running or done."""
+    from planning_core import graph
+
+    plan = make_plan(planner, [[], [], [1], [2], [], [5], []])
+    planner.update_task(plan, 1, status="completed")  # #3 becomes ready
+    planner.update_task(plan, 2, status="in_progress", owner="a", lease_seconds=10)  # #4 waits on it
+    planner.update_task(plan, 5, status="in_progress", owner="b")  # no lease: never ready again
+    planner.update_task(plan, 7, status="in_progress", owner="c", lease_seconds=5)
+    for seconds in (0, 5, 10):
+        clock.now = T0 + dt.timedelta(seconds=seconds)
+        expected = graph.ready_ids(planner.store.snapshot(plan), clock.now)
+        assert sorted(ready(planner, plan)) == expected, seconds
+    assert ready(planner, plan) == [2, 3, 7]  # #2 has #4 behind it

@@ -66,6 +66,10 @@ class FileTransaction(StagedTransaction):
         snap.tasks = self._overlay(snap.tasks)
         return snap
 
+    def view(self) -> PlanSnapshot:
+        # Under the lock the store's view is the plan as it is (its index reads every change first).
+        return self.snapshot() if self._staged else self._store.view(self.name)
+
     def all_completed(self) -> bool:
         """Is every task completed (staged changes included)? Stops at the first that is
         not, so completing a task in a big plan reads little until the plan is nearly done."""

@@ -156,6 +156,11 @@ class PostgresStore:
         the plan's last view on by the tasks that changed (views.PlanView): the parse of a
         new version keeps every unchanged task object."""
         head, tasks = self._load(name)
+        return self.view_of(head, tasks)
+
+    def view_of(self, head: Head, tasks: Parsed) -> PlanSnapshot:
+        """The view of the plan `head` names as `tasks` hold it (one per version)."""
+        name = head.name
         key = f"view:{head.archived}:{head.title_text}"
         kept = tasks.memo.get(key)
         if isinstance(kept, PlanSnapshot):

@@ -52,6 +52,10 @@ class PostgresTransaction(MarkedTransaction):
             name=self.name, title=self._store.title_of(self._head), archived=False, tasks=tasks, corrupt=corrupt
         )
 
+    def view(self) -> PlanSnapshot:
+        # The plan as locked: the store's shared view of this version.
+        return self.snapshot() if self._staged else self._store.view_of(self._head, self._parsed)
+
     def all_completed(self) -> bool:
         for task_id, entry in self._parsed.entries.items():
             if task_id in self._staged:
