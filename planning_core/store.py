@@ -68,6 +68,11 @@ class PlanTransaction(Protocol):
         """Every task of the plan, including changes staged so far."""
         ...
 
+    def view(self) -> PlanSnapshot:
+        """snapshot() without copying every task where the backend can (its tasks must not
+        be changed): the whole plan read under the lock, as cheaply as a query reads it."""
+        ...
+
     def all_completed(self) -> bool:
         """Is every task (staged changes included) completed and readable?"""
         ...

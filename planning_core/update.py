@@ -16,13 +16,16 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from . import graph, validate
+from pydantic.alias_generators import to_camel
+
+from . import graph, ranking, validate
 from .errors import (
     BlockerUnreadable,
     ClaimConflict,
     CorruptTask,
     DependencyCycle,
     InvalidInput,
+    NextClaimMisused,
     ParentRefused,
     SelfDependency,
     TaskBlocked,
@@ -121,6 +124,28 @@ def _check(name: str, value: Any) -> Any:
     check = SETTABLE[name].check
     assert check is not None  # SETTABLE holds the fields with a check
     return check(value, WIRE[name])
+
+
+# What a claim of the next task may carry besides its taskId; every other field of a patch
+# (whatever fields TaskPatch grows) is refused with it.
+NEXT_CLAIM_FIELDS = ("status", "owner", "lease_seconds")
+EDGE_CHANGES = ("add_blocked_by", "add_blocks", "remove_blocked_by", "remove_blocks")  # TaskPatch's
+
+
+def is_next_claim(task_id: object, p: TaskPatch) -> bool:
+    """Is this TaskUpdate a claim of the next task (taskId "next")? Refused, before anything
+    is read, without status in_progress, without an owner, or with any other change."""
+    if not (isinstance(task_id, str) and task_id.strip().lower() == ranking.NEXT_TASK):
+        return False
+    if p.status != TaskStatus.IN_PROGRESS.value:
+        raise NextClaimMisused(f"status is {p.status!r}" if p.status else "status is missing")
+    if not p.get("owner"):
+        raise NextClaimMisused("owner is missing")
+    others = [name for name in p.values if name not in NEXT_CLAIM_FIELDS]
+    others += [name for name in EDGE_CHANGES if getattr(p, name) is not None]
+    if others:
+        raise NextClaimMisused("it also asks to change " + ", ".join(to_camel(name) for name in others))
+    return True
 
 
 def _lease_seconds(value: object, owner: str | None) -> int | None:

@@ -6,7 +6,7 @@ transaction seeing them first (its snapshot too: the staged changes applied, the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import TaskIdsExhausted, TaskNotFound
 from ..graph import derive_blocks
@@ -40,6 +40,8 @@ class StagedTransaction:
     def __init__(self, name: str) -> None:
         self.name = name
         self._staged: dict[int, Task | None] = {}
+        # The store's view of the plan as locked, when the backend shares one (view()).
+        self.shared_view: Callable[[], PlanSnapshot] | None = None
 
     def _committed(self, task_id: int) -> Task:
         """The committed task, as a copy the caller may change. Raises TaskNotFound or CorruptTask."""
@@ -79,6 +81,14 @@ class StagedTransaction:
 
     def delete(self, task_id: int) -> None:
         self._staged[task_id] = None
+
+    def view(self) -> PlanSnapshot:
+        """PlanTransaction.view: while nothing is staged, the store's shared view of the
+        committed plan when its backend gave one (read-only, nothing copied); otherwise a
+        snapshot."""
+        if self._staged or self.shared_view is None:
+            return self.snapshot()
+        return self.shared_view()
 
     def _overlay(self, tasks: dict[int, Task]) -> dict[int, Task]:
         """`tasks` (the caller's own copies of the committed ones) with the staged changes

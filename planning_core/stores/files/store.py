@@ -311,6 +311,8 @@ class FileStore:
                 if not _is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 txn = FileTransaction(name, path, self.cache)
+                # Under the lock the store's view is the plan as it is (its index reads every change first).
+                txn.shared_view = lambda: self.view(name)
                 yield txn
                 txn.commit()
         except LockTimeout:

@@ -150,6 +150,11 @@ class PostgresStore:
         the plan's last view on by the tasks that changed (views.PlanView): the parse of a
         new version keeps every unchanged task object."""
         head, tasks = self._load(name)
+        return self.view_of(head, tasks)
+
+    def view_of(self, head: Head, tasks: Parsed) -> PlanSnapshot:
+        """The view of the plan `head` names as `tasks` hold it (one per version)."""
+        name = head.name
         key = f"view:{head.archived}:{head.title_text}"
         kept = tasks.memo.get(key)
         if isinstance(kept, PlanSnapshot):
@@ -201,7 +206,9 @@ class PostgresStore:
         with self.db.write(f"writing plan {name}", lambda conn: self._lock(conn, name)) as (conn, head):
             if head.archived:
                 raise PlanArchived(name)
-            txn = PostgresTransaction(conn, head, self.cache.load(conn, head))
+            locked = self.cache.load(conn, head)
+            txn = PostgresTransaction(conn, head, locked)
+            txn.shared_view = lambda: self.view_of(head, locked)  # the plan as locked: this version's view
             yield txn
             fresh = txn.flush()
         if fresh is not None:
