@@ -144,7 +144,7 @@ def is_next_claim(task_id: object, p: TaskPatch) -> bool:
     others = [name for name in p.values if name not in NEXT_CLAIM_FIELDS]
     others += [name for name in EDGE_CHANGES if getattr(p, name) is not None]
     if others:
-        raise NextClaimMisused("it also asks to change " + ", ".join(to_camel(name) for name in others))
+        raise NextClaimMisused("it also asks to change " + ", ".join(sorted(to_camel(name) for name in others)))
     return True
 
 
