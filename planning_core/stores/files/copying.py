@@ -25,6 +25,7 @@ from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, Unread
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
 from ...taskdoc import task_filename
+from . import historylog
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .store import STAGING_PREFIX, FileStore  # store.py imports this module only when called
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
@@ -34,7 +35,8 @@ from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 # (store.MAX_COPIED_PLAN_BYTES). Files past that bound, anything that is not a regular
 # file (a FIFO, a symlink, a folder) and names the store does not write are left behind
 # and named in the record's left_behind: the source store cannot read them either.
-OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK})  # read apart, or (.lock) made afresh by the target
+# Read apart, or (.lock) made afresh by the target.
+OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK, *historylog.SEGMENT_NAMES})
 NOT_A_TASK_FILE = "not a task file (a plan folder holds plan.md and task_<N>.json files); copy it by hand"
 
 
@@ -72,6 +74,8 @@ def import_plan(store: FileStore, record: PlanRecord) -> bool:
             atomic.write_synced(staging / task_filename(task_id), data)
         atomic.write_synced(staging / HIGHWATERMARK, f"{wanted.high_water}\n".encode())
         atomic.write_synced(staging / LOCK, b"")
+        if record.history:
+            atomic.write_synced(staging / historylog.LOG, historylog.copied_log(record.history))
         atomic.fsync_dir(staging)
         # Another copy may have got there while we staged; and rename() would replace an
         # empty folder of that name, so one that appeared is looked at first.
@@ -166,6 +170,7 @@ def _read(folder: Path, name: str, *, archived: bool) -> PlanRecord:
         high_water=max(_mark(folder), *on_disk),
         tasks=dict(sorted(tasks.items())),
         left_behind=tuple(left_behind),
+        history=historylog.read_all(os.fspath(folder), archived=archived),
     )
 
 
