@@ -65,6 +65,7 @@ class Event:
     status: tuple[str, str] | None = None  # (from, to)
     owner: tuple[str, str] | None = None
     took_over: str = ""  # an in-progress task taken from this owner (its lease ran out)
+    owned_by: str = ""  # the task's owner after the change (who completed it, say)
     blocked_by_added: list[int] = field(default_factory=list)
     blocked_by_removed: list[int] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # other fields that changed
@@ -81,6 +82,7 @@ class Event:
                 d[key] = list(value)
         optional = (
             ("tookOver", self.took_over),
+            ("ownedBy", self.owned_by),
             ("blockedByAdded", self.blocked_by_added),
             ("blockedByRemoved", self.blocked_by_removed),
             ("fields", self.fields),
@@ -105,6 +107,7 @@ class Event:
             status=pair(d.get("status")),
             owner=pair(d.get("owner")),
             took_over=str(d.get("tookOver", "")),
+            owned_by=str(d.get("ownedBy", "")),
             blocked_by_added=ids(d.get("blockedByAdded")),
             blocked_by_removed=ids(d.get("blockedByRemoved")),
             fields=[str(f) for f in d.get("fields", []) if isinstance(f, str)],
@@ -222,10 +225,10 @@ def task_event(before: Task | None, after: Task | None, deleted: set[int]) -> Ev
         return Event("deleted", before.id, before.subject) if before is not None else None
     if before is None:
         ev = Event("created", after.id, after.subject, status=("", after.status.value))
-        ev.owner = ("", after.owner) if after.owner else None
+        ev.owner, ev.owned_by = (("", after.owner) if after.owner else None), after.owner
         ev.blocked_by_added = sorted(after.blocked_by)
         return ev
-    ev = Event("updated", after.id, after.subject)
+    ev = Event("updated", after.id, after.subject, owned_by=after.owner)
     if before.status is not after.status:
         ev.status = (before.status.value, after.status.value)
     if before.owner != after.owner:
@@ -331,7 +334,7 @@ def since_summary(items: Iterable[Logged], since: str, *, limit: int = SINCE_LIN
     for item in items:
         k = kind(item.event)
         if k is not None:
-            who = item.event.owner[1] if item.event.owner and item.event.owner[1] else item.by
+            who = item.event.owned_by or item.by
             seen[k].append(f"{item.plan} #{item.event.task} {item.event.subject!r} by {who}")
     if not any(seen.values()):
         return ""

@@ -61,19 +61,23 @@ def _rotate(folder: str) -> None:
             os.replace(newer, older)
 
 
-def _append(folder: str, record: dict[str, Any], *, sync: bool, rotate: bool = False) -> None:
+def _append(folder: str, record: dict[str, Any], *, sync: bool, rotate: bool = False) -> int | None:
     """Append one line to the current segment. A torn last line (a power loss mid-append)
-    is ended first, so it never swallows this one."""
+    is ended first, so it never swallows this one. Returns the segment's size before, or
+    None when the segment is new (made now, or by a rotation)."""
     path = os.path.join(folder, LOG)
     line = _dumps(record)
+    rotated = False
     if rotate:
         with contextlib.suppress(FileNotFoundError):
             if os.lstat(path).st_size + len(line) > SEGMENT_BYTES:
                 _rotate(folder)
-    created = not os.path.lexists(path)
+                rotated = True
+    created = rotated or not os.path.lexists(path)
     fd = os.open(path, _APPEND, 0o644)
     try:
         size = os.fstat(fd).st_size
+        before = None if created else size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
         view = memoryview(line)
@@ -83,8 +87,24 @@ def _append(folder: str, record: dict[str, Any], *, sync: bool, rotate: bool = F
             os.fsync(fd)
     finally:
         os.close(fd)
-    if sync and (created or rotate):
+    if sync and created:  # a new segment's name must survive a power loss too
         atomic.fsync_dir(folder)
+    return before
+
+
+def _take_back(folder: str, before: int | None, seq: int, why: str) -> None:
+    """Undo the entry of a write that changed no file: the log as it was, byte for byte
+    (a new segment is voided instead: the rotation cannot be undone)."""
+    path = os.path.join(folder, LOG)
+    if before is None:
+        _append(folder, {"seq": seq, "void": why}, sync=True)
+        return
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        os.ftruncate(fd, before)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def first_log(entry: Entry) -> bytes:
@@ -127,21 +147,23 @@ def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], re
     seq = _next_seq(folder)
     names = [[os.path.basename(t), os.path.basename(g)] for t, g in staged]
     redo = {"tmp": names, "rm": [os.path.basename(p) for p in removals]}
-    _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
+    before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
     # From here the write happens: a crash is rolled forward by settle().
     for done, (tmp, target) in enumerate(staged):
         try:
             os.replace(tmp, target)
         except OSError as e:
+            why = f"write failed: {e.strerror or e}"
+            with contextlib.suppress(OSError):  # first: a crash now leaves temp files, no entry
+                _take_back(folder, before, seq, why) if not done else _append(
+                    folder, {"seq": seq, "void": why}, sync=True
+                )
             for left, _ in staged[done:]:
                 with contextlib.suppress(OSError):
                     os.unlink(left)
             if done:
                 with contextlib.suppress(OSError):
                     atomic.fsync_dir(folder)
-            with contextlib.suppress(OSError):
-                _append(folder, {"seq": seq, "void": f"write failed: {e.strerror or e}"}, sync=True)
-            if done:
                 raise atomic.PartialWrite(e, [t for _, t in staged[:done]]) from e
             raise
     if staged:
@@ -181,7 +203,11 @@ def settle(folder: str) -> bool:
         if ours and _own_name(pair[1], temp=False):
             tmp = os.path.join(folder, pair[0])
             if os.path.lexists(tmp):
-                os.replace(tmp, os.path.join(folder, pair[1]))
+                try:
+                    os.replace(tmp, os.path.join(folder, pair[1]))
+                except OSError as e:  # what stopped the writer stops us: say so, never loop on it
+                    _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
+                    return True
                 moved = True
     if moved:
         atomic.fsync_dir(folder)
