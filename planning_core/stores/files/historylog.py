@@ -40,7 +40,9 @@ SEGMENT_BYTES = 4 * 1024 * 1024  # a segment rotates past this (about 25,000 ent
 SEGMENTS = 4  # segments kept: history.jsonl, history.1.jsonl … history.3.jsonl
 SEGMENT_NAMES = (LOG, *(f"history.{i}.jsonl" for i in range(1, SEGMENTS)))
 GITIGNORE_LINE = "history*.jsonl"
-_CHUNK = 64 * 1024
+_FIRST_CHUNK = 16 * 1024
+_CHUNK = 1024 * 1024
+_DONE_TAIL = b',"done":1}'
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -221,8 +223,9 @@ def settle(folder: str) -> bool:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _lines_backwards(path: str) -> Iterator[bytes]:
-    """The file's lines, last first, read in chunks from the end (never the whole file)."""
+def _chunks_backwards(path: str) -> Iterator[bytes]:
+    """The file's whole lines in blocks, last block first, each block's lines in file order
+    (read in chunks from the end: never the whole file)."""
     try:
         fd = os.open(path, _FLAGS)
     except OSError:
@@ -232,44 +235,78 @@ def _lines_backwards(path: str) -> Iterator[bytes]:
             return
         pos = os.fstat(fd).st_size
         rest = b""
+        chunk = _FIRST_CHUNK  # small first: the newest page is near the end
         while pos > 0:
-            n = min(_CHUNK, pos)
+            n = min(chunk, pos)
+            chunk = min(chunk * 4, _CHUNK)
             pos -= n
-            parts = (os.pread(fd, n, pos) + rest).split(b"\n")
-            rest = parts[0]
-            for line in reversed(parts[1:]):
-                if line:
-                    yield line
+            data = os.pread(fd, n, pos) + rest
+            cut = data.find(b"\n") if pos else -1
+            rest, block = (data[: cut + 1], data[cut + 1 :]) if cut >= 0 else (data, b"")
+            if pos == 0:
+                rest, block = b"", data
+            if block:
+                yield block
         if rest:
             yield rest
     finally:
         os.close(fd)
 
 
-def _records(folder: str, needles: tuple[bytes, ...] = ()) -> Iterator[dict[str, Any]]:
-    """Every record, newest first; with `needles`, only the lines holding one of them (and
-    the void markers): a task's events are found without parsing every line."""
+def _lines(block: bytes, wanted: tuple[bytes, ...] | None) -> list[bytes]:
+    """The block's lines, last first; with `wanted`, only those holding one of its byte
+    strings (found by bytes.find over the whole block, so a long log is scanned at the speed
+    of bytes, not of lines)."""
+    if wanted is None:
+        return [line for line in reversed(block.split(b"\n")) if line]
+    starts: set[int] = set()
+    for needle in wanted:
+        at = block.find(needle)
+        while at >= 0:
+            starts.add(block.rfind(b"\n", 0, at) + 1)
+            at = block.find(needle, at + len(needle))
+    found = []
+    for start in sorted(starts, reverse=True):
+        stop = block.find(b"\n", start)
+        found.append(block[start : stop if stop >= 0 else len(block)])
+    return found
+
+
+def _records(folder: str, wanted: tuple[bytes, ...] | None = None) -> Iterator[dict[str, Any]]:
+    """Every record, newest first; with `wanted`, only the lines it matches (and the void
+    markers): a task's events are found without parsing every line."""
     for name in SEGMENT_NAMES:
-        for line in _lines_backwards(os.path.join(folder, name)):
-            if needles and b'"void"' not in line and not any(n in line for n in needles):
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue  # a torn line a power loss left
-            if isinstance(value, dict) and isinstance(value.get("seq"), int):
-                yield value
+        for block in _chunks_backwards(os.path.join(folder, name)):
+            for line in _lines(block, wanted):
+                if line.endswith(_DONE_TAIL) and line.startswith(b'{"seq":') and len(line) < 40:
+                    continue  # a commit marker: readers need only the entries and the voids
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue  # a torn line a power loss left
+                if isinstance(value, dict) and isinstance(value.get("seq"), int):
+                    yield value
 
 
 def _last_record(folder: str) -> dict[str, Any] | None:
-    return next(_records(folder), None)
+    """The last record, done markers included (settle needs to know an entry was finished)."""
+    for name in SEGMENT_NAMES:
+        for block in _chunks_backwards(os.path.join(folder, name)):
+            for line in _lines(block, None):
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict) and isinstance(value.get("seq"), int):
+                    return value
+    return None
 
 
-def entries(folder: str, *, archived: bool, needles: tuple[bytes, ...] = ()) -> Iterator[tuple[int, Entry]]:
+def entries(folder: str, *, archived: bool, wanted: tuple[bytes, ...] | None = None) -> Iterator[tuple[int, Entry]]:
     """Every entry that counts, newest first: not voided (a marker follows its entry, so
     it is read first), and an archive's only once the folder is in done/."""
     void: set[int] = set()
-    for record in _records(folder, needles):
+    for record in _records(folder, wanted):
         seq = record["seq"]
         if "void" in record:
             void.add(seq)
@@ -282,8 +319,8 @@ def page(plan: str, folder: str, *, archived: bool, limit: int, cursor: str | No
 
 
 def task_events(plan: str, folder: str, task_id: int, *, archived: bool, limit: int) -> list[Logged]:
-    needles = (f'"task":{task_id},'.encode(), f'"task":{task_id}}}'.encode())
-    return history.task_of(plan, entries(folder, archived=archived, needles=needles), task_id, limit)
+    wanted = (b'"task":%d,' % task_id, b'"task":%d}' % task_id, b'"void":')
+    return history.task_of(plan, entries(folder, archived=archived, wanted=wanted), task_id, limit)
 
 
 def since(plan: str, folder: str, start: str, limit: int) -> list[Logged]:
