@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import queries, render, update
+from . import queries, render, timeline, update
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
@@ -214,8 +214,9 @@ class Actions:
     def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
         name = self._plan(session, plan)
         task, open_blockers = self.planner.get_task_with_blockers(name, task_id)
+        recent = timeline.task_history(self.planner.store, name, task.id)  # last lines only
         return Outcome(
-            render.task_detail(task, open_blockers),
+            render.task_detail(task, open_blockers) + (f"\n{recent}" if recent else ""),
             TaskFetched(plan=name, task=task, open_blockers=open_blockers),
         )
 

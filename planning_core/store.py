@@ -14,6 +14,7 @@ interface and a few optional ones):
 - `SharedSessions`: per-session state kept in the store, for servers that share it.
 - `PlanFolders`: a folder on this machine per plan (event hooks' `plan_dir`).
 - `Copyable`: every plan out and in, exactly (`planning-mcp copy`).
+- `History`: what each write changed, read back (planning_core/history.py records it).
 
 The seam holds protocols and records only and imports no backend: `open_store(url)`,
 which picks one, is the composition root's (planning_core/stores/__init__.py).
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from .history import Entry, Logged
 from .models import PlanSnapshot, PlanSummary, Task
 
 PlanArchiveCheck = Callable[[PlanSnapshot], None]
@@ -192,6 +194,26 @@ class PlanFolders(Protocol):
         ...
 
 
+@runtime_checkable
+class History(Protocol):
+    """The plans' history, recorded by the store with each write it records."""
+
+    def task_events(self, name: str, task_id: int, limit: int) -> list[Logged]:
+        """The task's last `limit` events, newest first (within the kept history)."""
+        ...
+
+    def plan_events(self, name: str, limit: int, cursor: str | None = None) -> tuple[list[Logged], str | None]:
+        """A page of the plan's events, newest first, from `cursor` (None: the newest);
+        and the cursor of the next page (None: no older events). Raises PlanNotFound, and
+        InvalidInput for a cursor this store never gave."""
+        ...
+
+    def events_since(self, since: str, limit: int) -> list[Logged]:
+        """The events of every active plan at or after `since` (UTC, ISO 8601), newest
+        first, at most `limit`."""
+        ...
+
+
 @dataclass
 class PlanRecord:
     """One plan exactly as stored, for copying between stores."""
@@ -206,6 +228,9 @@ class PlanRecord:
     left_behind: tuple[str, ...] = field(default=(), compare=False)
     # Set when the plan could not be read at all: why. The record then holds nothing to copy.
     unreadable: str | None = None
+    # The plan's history, oldest first (History): copied along, never compared (a second
+    # copy of an unchanged plan writes nothing).
+    history: list[Entry] = field(default_factory=list, compare=False)
 
 
 # The most task-document bytes one plan's record holds in memory: a copy's memory is

@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 import filelock
 
-from planning_core import Planner
+from planning_core import Planner, timeline
 from planning_core.actions import CREATED_PLAN, created_plan_name
 from planning_core.errors import InvalidPlanName
 from planning_core.fileio.atomic import replace_many
@@ -100,11 +100,26 @@ def output(event: str, context: str) -> str:
 # -- events ---------------------------------------------------------------------------
 
 
-def session_start(store: PlanStore, root: Path | None) -> str:
+def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
     if root is not None:
         _sweep(root / HOOKS_DIR)
     block = active_plans_block(Planner(store).summaries())
-    return output("SessionStart", block)
+    since = timeline.since_text(store, _last_seen(store, root, payload or {}))
+    return output("SessionStart", block + (f"\n\n{since}" if since else ""))
+
+
+def _last_seen(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> float | None:
+    """When this Claude Code session was last here (its hook state's last update; a
+    resumed or compacted session keeps its id), and now it is: None for a new session."""
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
+        return None
+    if root is not None and not session_file(root, session_id).is_file():
+        return None  # a new session: nothing is written for it before its first tool call
+    with _session_state(store, root, session_id) as state:
+        seen = state.get("updated")
+        state.update(session_id=session_id, updated=time.time())
+    return float(seen) if isinstance(seen, int | float) else None
 
 
 def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
@@ -358,7 +373,7 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
     try:
         root = _root_of(store)
         if event == "SessionStart":
-            return session_start(store, root)
+            return session_start(store, root, payload)
         if event in ("PostToolUse", "PostToolUseFailure"):
             return post_tool_use(store, root, payload, event)
         if event == "UserPromptSubmit":

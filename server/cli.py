@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Literal
 
-from planning_core import PlanningError
+from planning_core import PlanningError, history
 from planning_core.events import HookConfigError
 from planning_core.render import startup_summary
 from planning_core.store import PlanStore, Recoverable
@@ -125,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Who wrote, in the plans' history, for writes made by this command itself (import,
+    # the hook); a served tool call names its session instead (tools.py).
+    history.ACTOR.set(f"planning-mcp {args.command or 'serve'}")
     if args.command == "hook":  # the Claude Code hook resolves its own store and always exits 0
         return run_view(args, None)
     if args.command == "copy":

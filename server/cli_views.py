@@ -17,11 +17,12 @@ from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
 
+from . import log_view
 from .board.data import plan_data, select_plans
 from .cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
 from .store_choice import StoreChoice, StoreChoiceError, open_for_reading
 
-VIEW_COMMANDS = ("board", "graph", "watch", "hook")
+VIEW_COMMANDS = ("board", "graph", "watch", "hook", "log")
 
 
 class ViewError(Exception):
@@ -43,6 +44,7 @@ def add_parsers(sub: Any) -> None:
         "--interval", type=float, default=1.0, metavar="SECONDS", help="seconds between checks for changes (default 1)"
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
+    log_view.add_parser(sub, add_store_arguments)
     h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (SessionStart, PostToolUse)")
     h.add_argument("event", nargs="?", help="SessionStart or PostToolUse (default: the payload's hook_event_name)")
     add_store_arguments(h)
@@ -72,6 +74,11 @@ def _show(args: argparse.Namespace, store: PlanStore) -> int:
             print(board_json(store, snaps) if args.json else board_text(store, snaps))
         elif args.command == "graph":
             print(plans_graph(_snapshots(store, select_plans(store, args.plan))))
+        elif args.command == "log":
+            try:
+                print(log_view.show(args, store, select_plans(store, args.plan)))
+            except ValueError as e:
+                raise ViewError(str(e)) from None
         elif args.command == "watch":
             from .watch_view import watch
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS, PENDING, PENDING_PLANS
+from planning_core.stores.files.historylog import GITIGNORE_LINE
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
 
 from .cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
@@ -163,6 +164,11 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
     exclude = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude"))
     if _add_lines(exclude, [MERGE_NOTES], "# planning-mcp: merge notes are read once by the server"):
         done.append(f"{exclude}: {MERGE_NOTES}")
+    # The plans' history is one machine's log (the store's .gitignore says so for a root made
+    # since; this covers the roots made before): never committed, so never merged.
+    history = f"/{rel.strip('/')}/**/{GITIGNORE_LINE}" if rel not in ("", ".") else f"**/{GITIGNORE_LINE}"
+    if _add_lines(exclude, [history], "# planning-mcp: each machine's history of its plans"):
+        done.append(f"{exclude}: {history}")
     return done
 
 

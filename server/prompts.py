@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, InputRequiredResult
 
-from planning_core import PlanningError
+from planning_core import PlanningError, timeline
 
 from . import sdk
 from .resources import active_text, plan_text
@@ -102,7 +102,11 @@ def register(server: MCPServer[AppState]) -> None:
         state = app_state(ctx)
 
         def build() -> str:
-            return RESUME.format(active=active_text(state), ready=_ready_lines(state))
+            # What happened in the last day (who completed, claimed, reopened, added what),
+            # after the active plans; nothing is added when nothing happened.
+            since = timeline.since_text(state.store, None)
+            active = active_text(state) + (f"\n\n{since}" if since else "")
+            return RESUME.format(active=active, ready=_ready_lines(state))
 
         return await anyio.to_thread.run_sync(build)
 

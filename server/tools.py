@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
-from planning_core import PlanningError, Session, TaskSpec, TodoItem
+from planning_core import PlanningError, Session, TaskSpec, TodoItem, history
 from planning_core.actions import Actions, Outcome
 from planning_core.checks import CLEAR_PRIORITY, MAX_PRIORITY, NO_PARENT
 from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus, problem_line
@@ -56,7 +56,9 @@ async def _answer(
     ctx: Context, call: Callable[[Actions, Session], Outcome[Any]], *, inline: bool = False
 ) -> CallToolResult:
     state = app_state(ctx)
-    session = state.session(session_key(ctx.request_context))
+    key = session_key(ctx.request_context)
+    session = state.session(key)
+    actor = history.ACTOR.set(key)  # the writes' author in the plans' history (the thread copies it)
     try:
         if inline:
             # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that
@@ -68,6 +70,8 @@ async def _answer(
             outcome = await anyio.to_thread.run_sync(call, state.actions, session)
     except PlanningError as e:
         return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
+    finally:
+        history.ACTOR.reset(actor)
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
         structured_content=outcome.structured(),

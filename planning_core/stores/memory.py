@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import history
 from ..errors import (
     PlanArchived,
     PlanBusy,
@@ -37,6 +38,7 @@ from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck
 from .staging import CommittedPlan, MarkedTransaction, plan_snapshot
 
 LOCATION_PREFIX = "memory:#"
+MAX_ENTRIES = 100_000  # history entries kept per plan (the file store keeps about as many)
 
 
 def _parse(name: str, task_id: int, doc: bytes) -> Task:
@@ -59,6 +61,14 @@ class _Plan:
     version: int = 0  # bumped on every write: PlanVersion's stamp, and the memo's key
     writer: threading.Lock = field(default_factory=threading.Lock)
     memo: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    # The history (History): (seq, entry), oldest first; the newest MAX_ENTRIES kept.
+    log: list[tuple[int, history.Entry]] = field(default_factory=list)
+
+    def record(self, entry: history.Entry) -> None:
+        """Append an entry (the caller holds the store's lock, with the write it records)."""
+        self.log.append((self.log[-1][0] + 1 if self.log else 1, entry))
+        if len(self.log) > MAX_ENTRIES:
+            del self.log[: len(self.log) - MAX_ENTRIES]
 
     def keep(self, name: str, task_id: int, doc: bytes) -> None:
         self.tasks[task_id] = _parse(name, task_id, doc)
@@ -103,8 +113,11 @@ class MemoryTransaction(MarkedTransaction):
         # Each task read back from its document, as a file store's reader would get it.
         docs = {i: t.to_json().encode() for i, t in self._staged.items() if t is not None}
         tasks = {i: _parse(self.name, i, doc) for i, doc in docs.items()}
+        events = self.staged_events()
         with self._store._cond:
             plan = self.plan
+            if events:
+                plan.record(history.Entry.now(events))
             for i in self._staged:
                 if i in docs:
                     plan.tasks[i], plan.docs[i] = tasks[i], docs[i]
@@ -273,6 +286,7 @@ class MemoryStore:
 
     def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
         plan = _Plan(plan_md=plan_md, high_water=max((t.id for t in tasks), default=0))
+        plan.record(history.plan_created(len(tasks)))
         for t in tasks:
             plan.keep(f"{date}-{slug}", t.id, t.to_json().encode())
 
@@ -291,6 +305,7 @@ class MemoryStore:
             check(txn.snapshot())
             with self._cond:
                 txn.plan.archived = True
+                txn.plan.record(history.archived())
                 self._touch(txn.plan)
         return name
 
@@ -299,12 +314,17 @@ class MemoryStore:
     def export_plans(self) -> Iterator[PlanRecord]:
         with self._cond:
             plans = sorted(self._plans.items())
-            records = [PlanRecord(n, p.archived, p.plan_md, p.high_water, dict(p.docs)) for n, p in plans]
+            records = [
+                PlanRecord(n, p.archived, p.plan_md, p.high_water, dict(p.docs), history=[e for _, e in p.log])
+                for n, p in plans
+            ]
         yield from records
 
     def import_plan(self, record: PlanRecord) -> bool:
         check_plan_name(record.name)
         plan = _Plan(plan_md=record.plan_md, archived=record.archived, high_water=record.high_water)
+        for entry in record.history:
+            plan.record(entry)
         for task_id, doc in sorted(record.tasks.items()):
             try:
                 plan.keep(record.name, task_id, bytes(doc))
@@ -320,6 +340,23 @@ class MemoryStore:
             self._plans[record.name] = plan
             self._touch(plan)
         return True
+
+    # -- history (History) ----------------------------------------------------------------
+
+    def _log(self, name: str) -> list[tuple[int, history.Entry]]:
+        plan = self._get(name)
+        with self._cond:
+            return list(reversed(plan.log))
+
+    def task_events(self, name: str, task_id: int, limit: int) -> list[history.Logged]:
+        return history.task_of(name, self._log(name), task_id, limit)
+
+    def plan_events(self, name: str, limit: int, cursor: str | None = None) -> tuple[list[history.Logged], str | None]:
+        return history.page_of(name, self._log(name), limit, cursor)
+
+    def events_since(self, since: str, limit: int) -> list[history.Logged]:
+        found = (e for n in self.active_plans() for e in history.since_of(n, self._log(n), since, limit))
+        return history.newest(found, limit)
 
     # -- sessions (SharedSessions) -------------------------------------------------------
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import TaskIdsExhausted, TaskNotFound
+from ..errors import PlanningError, TaskIdsExhausted, TaskNotFound
 from ..graph import derive_blocks
+from ..history import Event, change_events
 from ..models import CorruptFile, PlanSnapshot, Task
 from ..names import MAX_TASK_ID
 
@@ -89,6 +90,17 @@ class StagedTransaction:
         if self._staged or self.shared_view is None:
             return self.snapshot()
         return self.shared_view()
+
+    def staged_events(self) -> list[Event]:
+        """What the staged changes do to the committed plan, as history events (read
+        before the store writes them)."""
+        before: dict[int, Task | None] = {}
+        for task_id in self._staged:
+            try:
+                before[task_id] = self._committed(task_id) if self._committed_exists(task_id) else None
+            except PlanningError:  # an unreadable task replaced: nothing known of before
+                before[task_id] = None
+        return change_events(before, self._staged)
 
     def _overlay(self, tasks: dict[int, Task]) -> dict[int, Task]:
         """`tasks` (the caller's own copies of the committed ones) with the staged changes

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph, timeline
 from planning_core.names import match_plan
 from planning_core.rows import board_row
 from planning_core.store import PlanStore
@@ -18,6 +18,13 @@ from planning_core.store import PlanStore
 # Left to right as a person reads a board: what can start, what waits, what runs, what is done.
 COLUMNS = ("ready", "blocked", "in_progress", "done")
 COLUMN_TITLES = {"ready": "Ready", "blocked": "Blocked", "in_progress": "In progress", "done": "Done"}
+TIMELINE_EVENTS = 12  # the plan's latest events beside its board
+
+
+def plan_timeline(store: PlanStore, name: str) -> list[dict[str, str]]:
+    """The plan's latest events, newest first, as the log command prints them."""
+    items, _ = timeline.log_page(store, name, TIMELINE_EVENTS, None)
+    return [{"at": i.at, "text": timeline.line(i)} for i in items]
 
 
 def select_plans(store: PlanStore, wanted: str | None) -> list[str]:
@@ -89,6 +96,7 @@ def shown_board(
         if names:
             snap = store.snapshot(names[0])
             out["plan"] = plan_board(snap, store.location(names[0]))
+            out["plan"]["timeline"] = plan_timeline(store, names[0])
             now = graph.utc_now()
             lapse = min((t for t in map(graph.lease_runs_out, snap.tasks.values()) if t and t > now), default=None)
     except PlanningError as e:  # no such plan, an ambiguous part of a name, an unreadable folder

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from planning_core import Planner
-from planning_core.stores.files import FileStore
+from planning_core.stores.files import FileStore, historylog
 from tests.support.files import assert_mirrored_on_disk
 from tests.support.procs import child_env, wait_until
 from tests.support.waits import bound
@@ -89,8 +89,12 @@ def test_six_processes_one_plan(planner: Planner, file_store: FileStore, tmp_pat
     assert sorted(tasks) == list(range(1, total + 1))
     assert int((folder / ".highwatermark").read_text()) == total == max(tasks)
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("task_")) == [
-        ".highwatermark", ".lock", "plan.md",
+        ".highwatermark", ".lock", "history.jsonl", "plan.md",
     ]  # fmt: skip
+    # ... and the history holds each acknowledged create once (after the plan's own entry)
+    logged = [e for entry in historylog.read_all(str(folder), archived=False)[1:] for e in entry.events]
+    created = [e.task for e in logged if e.op == "created"]
+    assert sorted(i for i in created if i is not None) == sorted(acked)
     expected_blocked_by: dict[int, set[int]] = {i: set() for i in tasks}
     for k, r in enumerate(results):
         for j, i in enumerate(r["ids"]):

@@ -16,7 +16,7 @@ from planning_core.copying import CopyOutcome, NotCopyable, copy_plans
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
-from tests.support.files import edit_task, tree_state
+from tests.support.files import copied_state, edit_task
 from tests.support.seed import PLAN_DATE, chain, make_plan, seed_plan, seed_root
 from tests.support.stores import stored_plan, stored_state
 
@@ -64,7 +64,7 @@ def test_a_round_trip_through_each_store_is_byte_identical(source: FileStore, st
     back = files_store(tmp_path / "back")
     second = copy_plans(store, back)
     assert second.copied == NAMES
-    assert tree_state(back.root) == tree_state(source.root)
+    assert copied_state(back.root) == copied_state(source.root)
 
 
 def test_the_target_serves_what_was_copied(source: FileStore, store: PlanStore) -> None:

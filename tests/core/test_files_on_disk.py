@@ -36,7 +36,16 @@ def test_folder_holds_exactly_the_contract_files(planner: Planner, file_store: F
     assert [p.name for p in file_store.todo.iterdir()] == [name]
     folder = file_store.todo / name
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        ["plan.md", "task_1.json", "task_2.json", "task_3.json", "task_4.json", ".highwatermark", ".lock"]
+        [
+            "plan.md",
+            "task_1.json",
+            "task_2.json",
+            "task_3.json",
+            "task_4.json",
+            ".highwatermark",
+            ".lock",
+            "history.jsonl",
+        ]
     )
     assert int((folder / ".highwatermark").read_text().strip()) == 4
 
@@ -107,5 +116,14 @@ def test_an_archived_folder_holds_exactly_the_contract_files(planner: Planner, f
     planner.archive(name, force=True)
     assert [p.name for p in file_store.todo.iterdir()] == []
     assert sorted(p.name for p in (file_store.done / name).iterdir()) == sorted(
-        ["plan.md", "task_1.json", "task_2.json", "task_3.json", "task_4.json", ".highwatermark", ".lock"]
+        [
+            "plan.md",
+            "task_1.json",
+            "task_2.json",
+            "task_3.json",
+            "task_4.json",
+            ".highwatermark",
+            ".lock",
+            "history.jsonl",
+        ]
     )

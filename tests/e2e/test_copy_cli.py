@@ -15,7 +15,7 @@ import psycopg
 
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-from tests.support.files import edit_task, tree_state
+from tests.support.files import copied_state, edit_task, tree_state
 from tests.support.pg import fresh_database_url
 from tests.support.procs import child_env, console_script, free_port, run_cli
 from tests.support.seed import PLAN_DATE, chain, make_plan, seed_root
@@ -68,13 +68,13 @@ def test_files_to_files_is_byte_identical_and_a_second_run_changes_nothing(tmp_p
     assert first.returncode == 0, first.stderr
     assert_lines(first, ": copied")
     assert "3 copied, 0 already identical, 0 refused" in first.stdout
-    assert tree_state(dst) == tree_state(src)
+    assert copied_state(dst) == copied_state(src)
 
     again = copy(src, dst)
     assert again.returncode == 0, again.stderr
     assert_lines(again, "identical")
     assert "0 copied, 3 already identical, 0 refused" in again.stdout
-    assert tree_state(dst) == tree_state(src)
+    assert copied_state(dst) == copied_state(src)
 
 
 def test_a_different_plan_of_the_same_name_is_refused_with_exit_2(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_files_to_postgres_to_files_gives_byte_identical_task_files(tmp_path: Pa
     home = copy(url, back)
     assert home.returncode == 0, home.stdout + home.stderr
     assert_lines(home, ": copied")
-    assert tree_state(back) == tree_state(src)
+    assert copied_state(back) == copied_state(src)
     for name, where in ((SEED, "todo"), (TRIMMED, "todo"), (SHIPPED, "done")):
         for task_file in sorted((src / where / name).glob("task_*.json")):
             assert (back / where / name / task_file.name).read_bytes() == task_file.read_bytes()
@@ -176,10 +176,11 @@ def test_files_to_postgres_reports_each_damaged_plan_and_copies_the_rest(tmp_pat
     back = tmp_path / "back"
     home = copy(url, back)  # what did get there comes back whole
     assert home.returncode == 0, home.stdout + home.stderr
-    assert tree_state(back / "done" / SHIPPED) == tree_state(src / "done" / SHIPPED)
+    assert copied_state(back / "done" / SHIPPED) == copied_state(src / "done" / SHIPPED)
     assert sorted(p.name for p in (back / "todo" / TRIMMED).iterdir()) == [
         ".highwatermark",
         ".lock",
+        "history.jsonl",
         "plan.md",
         "task_1.json",
         "task_2.json",
@@ -203,7 +204,7 @@ def test_a_source_row_that_is_no_plan_name_is_reported_and_the_others_copied(tmp
     assert r.stdout.splitlines()[0].startswith("../../../escape (active, 0 tasks): NOT COPIED: Invalid plan name")
     assert [line.split(" ", 1)[0] for line in r.stdout.splitlines()[1:-1]] == [SEED, SHIPPED, TRIMMED]
     assert "3 copied, 0 already identical, 0 refused, 1 not copied" in r.stdout.splitlines()[-1]
-    assert tree_state(dst) == tree_state(src)
+    assert copied_state(dst) == copied_state(src)
     assert sorted(os.listdir(tmp_path)) == ["a", "src"]
 
 

@@ -58,3 +58,28 @@ def test_in_a_linked_worktree_with_the_main_trees_plans(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert ".planning/**/task_*.json merge=planning-mcp" in (tmp_path / "side" / ".gitattributes").read_text()
     assert (repo.path / ".git" / "hooks" / "post-merge").is_file()
+
+
+def test_the_plans_history_stays_out_of_git_in_a_root_made_before_it(tmp_path: Path) -> None:
+    """A .planning/.gitignore written before the history existed does not name it: git-setup
+    keeps it out of commits (and so out of merges), and a merge of two branches' plan work
+    still leaves nothing to resolve."""
+    repo = Repo.create(tmp_path / "repo", setup=False)
+    plan = repo.new_plan(["a", "b"])
+    gitignore = repo.root / ".gitignore"
+    gitignore.write_text("\n".join(x for x in gitignore.read_text().splitlines() if "history" not in x) + "\n")
+    assert "history.jsonl" in repo.git("status", "--porcelain", "--untracked-files=all").stdout  # the old root
+    assert run(repo.path, "--root", str(repo.root)).returncode == 0
+    assert "history" not in repo.git("status", "--porcelain", "--untracked-files=all").stdout
+    repo.commit("plans")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.planner().update_task(plan, 1, status="completed")
+    repo.commit("feature")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, subject="b on main")
+    repo.commit("main")
+    merged = repo.git("merge", "--no-edit", "feature")
+    assert "CONFLICT" not in merged.stdout and repo.tracked_status() == ""
+    assert "history" not in repo.git("ls-files").stdout
+    events = repo.planner().store.plan_events(plan, 10)[0]  # type: ignore[attr-defined]
+    assert [(e.event.op, e.event.task) for e in events] == [("updated", 2), ("updated", 1), ("plan-created", None)]

@@ -28,7 +28,8 @@ from bench.crashkit import (
     setup,
 )
 from planning_core import Planner
-from planning_core.stores.files import FileStore
+from planning_core.history import Event
+from planning_core.stores.files import FileStore, historylog
 from server.cli import _recover
 from tests.support.files import edit_task
 from tests.support.mcp import server_params
@@ -202,6 +203,50 @@ def _plan_folders(root: Path) -> list[Path]:
     ]
 
 
+def _replayed(seed: Tasks, events: list[Event]) -> dict[int, tuple[str, list[int], str]]:
+    """The tasks (status, blockedBy, subject) the seed becomes by the events the log holds."""
+    tasks = {i: (t["status"], sorted(t["blockedBy"]), t["subject"]) for i, t in seed.items()}
+    for e in events:
+        if e.op == "created" and e.task is not None and e.status:
+            tasks[e.task] = (e.status[1], sorted(e.blocked_by_added), e.subject)
+        elif e.op == "deleted":
+            tasks.pop(e.task or 0, None)
+            tasks = {i: (st, [b for b in bs if b != e.task], su) for i, (st, bs, su) in tasks.items()}
+        elif e.op == "updated" and e.task in tasks:
+            status, blocked, subject = tasks[e.task]
+            blocked = sorted((set(blocked) | set(e.blocked_by_added)) - set(e.blocked_by_removed))
+            tasks[e.task] = (
+                e.status[1] if e.status else status,
+                blocked,
+                e.subject if "subject" in e.fields else subject,
+            )
+    return tasks
+
+
+def _log_problems(root: Path, template: Path) -> list[str]:
+    """After the restart, the log and the tasks agree: the seed replayed by the events the
+    log recorded after it is exactly the tasks on disk; the plan is in done/ exactly when an
+    archive is recorded; a second plan exists only with its own log."""
+    seed_folder = template / "todo" / PLAN
+    seed, _ = read_tasks(seed_folder)
+    before = len(historylog.read_all(str(seed_folder), archived=False))
+    main = root / "todo" / PLAN if (root / "todo" / PLAN).is_dir() else root / "done" / PLAN
+    entries = historylog.read_all(str(main), archived=main.parent.name == "done")
+    events = [e for entry in entries[before:] for e in entry.events]
+    tasks, _ = read_tasks(main)
+    actual = {i: (t["status"], sorted(t["blockedBy"]), t["subject"]) for i, t in tasks.items()}
+    problems = []
+    if _replayed(seed, events) != actual:
+        problems.append(f"the log {[e.to_dict() for e in events]} does not give the tasks {actual}")
+    if any(e.op == "archived" for e in events) != (main.parent.name == "done"):
+        problems.append(f"the log says archived: {[e.op for e in events]}, the plan is in {main.parent.name}/")
+    second = root / "todo" / SECOND
+    if second.is_dir():
+        logged = [e.op for entry in historylog.read_all(str(second), archived=False) for e in entry.events]
+        problems += [] if logged == ["plan-created"] else [f"the second plan's log is {logged}"]
+    return problems
+
+
 def _after_kill(root: Path, op: Op, acknowledged: bool) -> list[str]:
     """The audit of one kill point: before the restart, then after it."""
     problems = []
@@ -254,7 +299,7 @@ def test_a_kill_at_every_write_point_of_every_writing_operation(tmp_path: Path) 
             else:
                 assert killed == (kill_at < total), f"{name}: kill point {kill_at} of {total}"
                 runs += 1
-            problems = _after_kill(root, op, acknowledged=not killed)
+            problems = _after_kill(root, op, acknowledged=not killed) + _log_problems(root, template)
             assert problems == [], f"{name}, killed before disk write {kill_at} of {total}: {problems}"
         points[name] = total
     FIGURES.update(kill_points=sum(points.values()), operations=len(points), points_per_operation=points)

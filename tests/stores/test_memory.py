@@ -16,7 +16,7 @@ from planning_core.store import ChangeFeed, Copyable, PlanRecord, SharedSessions
 from planning_core.stores import MEMORY_URL, open_store
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
-from tests.support.files import tree_state
+from tests.support.files import copied_state
 from tests.support.seed import seed_plan
 from tests.support.waits import bound
 
@@ -125,7 +125,7 @@ def test_files_to_memory_to_files_is_byte_identical(memory: MemoryStore, tmp_pat
     for r in memory.export_plans():
         target.import_plan(r)
     ignore = {".lock"}  # the empty lock file, made by whichever store writes the folder
-    assert tree_state(target.root, ignore=ignore) == tree_state(source.root, ignore=ignore)
+    assert copied_state(target.root, ignore) == copied_state(source.root, ignore)
 
     other = PlanRecord(done, archived=True, plan_md="# Else\n", high_water=0)
     with pytest.raises(PlanExists):

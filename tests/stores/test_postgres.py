@@ -37,7 +37,7 @@ from planning_core.stores.files import FileStore
 from planning_core.stores.postgres import PostgresStore
 from planning_core.stores.postgres.db import POOL_MAX
 from planning_core.stores.postgres.schema import SCHEMA_VERSION, SESSIONS, TASKS, VERSIONS
-from tests.support.files import tree_state
+from tests.support.files import copied_state
 from tests.support.pg import cluster, fresh_database_url
 from tests.support.waits import bound
 
@@ -485,8 +485,8 @@ def test_files_to_database_to_files_gives_byte_identical_plans(tmp_path: Path, p
     target.prepare()
     assert [target.import_plan(r) for r in pg_store.export_plans()] == [True, True]
     ignore = {".lock"}
-    assert tree_state(target.root / "todo", ignore=ignore) == tree_state(source.root / "todo", ignore=ignore)
-    assert tree_state(target.root / "done", ignore=ignore) == tree_state(source.root / "done", ignore=ignore)
+    assert copied_state(target.root / "todo", ignore) == copied_state(source.root / "todo", ignore)
+    assert copied_state(target.root / "done", ignore) == copied_state(source.root / "done", ignore)
 
     changed = records[0]
     changed.tasks = {**changed.tasks, 1: b'{"id": 1, "subject": "other"}\n'}

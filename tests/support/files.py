@@ -45,6 +45,18 @@ def tree_state(top: Path, *, skip: Path | None = None, ignore: Collection[str] =
     return state
 
 
+def copied_state(top: Path, ignore: Collection[str] = ()) -> dict[str, object]:
+    """tree_state, with each plan's history as the entries it holds (a copy writes them
+    anew: the same entries, without the source's commit markers)."""
+    from planning_core.stores.files import historylog
+
+    state: dict[str, object] = dict(tree_state(top, ignore={*ignore, *historylog.SEGMENT_NAMES}))
+    for log in sorted(top.rglob(historylog.LOG)):
+        entries = historylog.read_all(str(log.parent), archived=log.parent.parent.name == "done")
+        state[log.relative_to(top).as_posix()] = [e.to_dict() for e in entries]
+    return state
+
+
 def read_task_file(folder: Path, task_id: int) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((folder / f"task_{task_id}.json").read_text())
     return data

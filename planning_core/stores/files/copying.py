@@ -23,6 +23,7 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
+from . import historylog
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import staged_plan_folder
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
@@ -32,7 +33,8 @@ from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 # (store.MAX_COPIED_PLAN_BYTES). Files past that bound, anything that is not a regular
 # file (a FIFO, a symlink, a folder) and names the store does not write are left behind
 # and named in the record's left_behind: the source store cannot read them either.
-OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK})  # read apart, or (.lock) made afresh by the target
+# Read apart, or (.lock) made afresh by the target.
+OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK, *historylog.SEGMENT_NAMES})
 
 
 class FolderTree(Protocol):
@@ -79,7 +81,8 @@ def import_plan(store: FolderTree, record: PlanRecord) -> bool:
     # Staging goes in todo/ even for an archived plan: clean_staging removes what a crash
     # leaves there, and todo/ and done/ share a file system (archive renames between them).
     try:
-        with staged_plan_folder(store.todo, wanted.plan_md, wanted.tasks, wanted.high_water) as staging:
+        log = historylog.copied_log(record.history) if record.history else None
+        with staged_plan_folder(store.todo, wanted.plan_md, wanted.tasks, wanted.high_water, log) as staging:
             # Another copy may have got there while we staged; and rename() would replace an
             # empty folder of that name, so one that appeared is looked at first.
             if any(os.path.lexists(f / name) for f in (store.todo, store.done)) and _already(store, wanted):
@@ -170,6 +173,7 @@ def _read(folder: Path, name: str, *, archived: bool) -> PlanRecord:
         high_water=max(_mark(folder), *on_disk),
         tasks=dict(sorted(tasks.items())),
         left_behind=tuple(left_behind),
+        history=historylog.read_all(os.fspath(folder), archived=archived),
     )
 
 

@@ -14,15 +14,19 @@ from pathlib import Path
 
 from ...fileio import atomic
 from ...taskdoc import task_filename
+from . import historylog
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD
 
 STAGING_PREFIX = ".staging-"
 
 
 @contextlib.contextmanager
-def staged_plan_folder(todo: Path, plan_md: str, tasks: Mapping[int, bytes], high_water: int) -> Iterator[Path]:
+def staged_plan_folder(
+    todo: Path, plan_md: str, tasks: Mapping[int, bytes], high_water: int, history_log: bytes | None = None
+) -> Iterator[Path]:
     """The staged folder (plan.md, a task_<N>.json per id, the high-water mark, the lock
-    file), removed when the block ends unless the caller renamed it away. Raises OSError."""
+    file, the plan's history log when there is one), removed when the block ends unless the
+    caller renamed it away. Raises OSError."""
     staging = todo / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         staging.mkdir()
@@ -31,6 +35,8 @@ def staged_plan_folder(todo: Path, plan_md: str, tasks: Mapping[int, bytes], hig
             atomic.write_synced(staging / task_filename(task_id), data)
         atomic.write_synced(staging / HIGHWATERMARK, f"{high_water}\n".encode())
         atomic.write_synced(staging / LOCK, b"")
+        if history_log:
+            atomic.write_synced(staging / historylog.LOG, history_log)
         atomic.fsync_dir(staging)
         yield staging
     finally:

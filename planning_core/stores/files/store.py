@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import history
 from ...errors import (
     ArchiveExists,
     PlanArchived,
@@ -34,7 +35,7 @@ from ...names import check_plan_name, claim_plan_name
 from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..views import KeptViews
-from . import copying
+from . import copying, historylog
 from .foldercache import FolderCache
 from .gitmerge import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
@@ -57,7 +58,7 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
     "# Written by planning-mcp: commit todo/ and done/ (plan.md, task_*.json, .highwatermark),\n"
     "# not these working files of one machine.\n"
-    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n"
+    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n{historylog.GITIGNORE_LINE}\n"
 )
 # What a planning root may hold before its layout exists: our own files (a root whose
 # todo/ and done/ were removed by hand), nothing of the user's.
@@ -310,6 +311,7 @@ class FileStore:
                 # The plan may have been archived while we waited for its lock.
                 if not _is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
+                historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
                 txn = FileTransaction(name, path, self.cache)
                 # Under the lock the store's view is the plan as it is (its index reads every change first).
                 txn.shared_view = lambda: self.view(name)
@@ -331,7 +333,8 @@ class FileStore:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         docs = {t.id: t.to_json().encode() for t in tasks}
         try:
-            with staged_plan_folder(self.todo, plan_md, docs, max(docs, default=0)) as staging:
+            first_log = historylog.first_log(history.plan_created(len(tasks)))
+            with staged_plan_folder(self.todo, plan_md, docs, max(docs, default=0), first_log) as staging:
                 name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
             atomic.fsync_dir(self.todo)
             return name
@@ -358,6 +361,7 @@ class FileStore:
                 raise ArchiveExists(name)
             try:
                 self.done.mkdir(parents=True, exist_ok=True)
+                historylog.log_archive(os.fspath(txn.path), history.archived())
                 os.rename(txn.path, target)
                 self.cache.forget(txn.path)
                 atomic.fsync_dir(self.todo)
@@ -404,6 +408,21 @@ class FileStore:
 
     def import_plan(self, record: PlanRecord) -> bool:
         return copying.import_plan(self, record)
+
+    # -- history (historylog.py) -------------------------------------------------
+
+    def task_events(self, name: str, task_id: int, limit: int) -> list[history.Logged]:
+        path, archived = self._folder(name)
+        return historylog.task_events(name, os.fspath(path), task_id, archived=archived, limit=limit)
+
+    def plan_events(self, name: str, limit: int, cursor: str | None = None) -> tuple[list[history.Logged], str | None]:
+        path, archived = self._folder(name)
+        return historylog.page(name, os.fspath(path), archived=archived, limit=limit, cursor=cursor)
+
+    def events_since(self, since: str, limit: int) -> list[history.Logged]:
+        todo = os.fspath(self.todo)
+        found = (e for n in self.active_plans() for e in historylog.since(n, f"{todo}/{n}", since, limit))
+        return history.newest(found, limit)
 
     def repair(self, name: str) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no

@@ -10,10 +10,12 @@ from pathlib import Path
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
+from ...history import Entry
 from ...models import Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
 from ..staging import CommittedPlan, StagedTransaction
+from . import historylog
 from .foldercache import FolderCache
 from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task
 
@@ -93,10 +95,13 @@ class FileTransaction(StagedTransaction):
             # The mark goes first: if a later rename fails, an id is burnt, never reused.
             writes.insert(0, (os.path.join(folder, HIGHWATERMARK), f"{self._high}\n".encode()))
         removals = [os.path.join(folder, task_filename(i)) for i, t in self._staged.items() if t is None]
+        events = self.staged_events()
         try:
-            if writes:
+            if events:  # the change and its history entry, as one (historylog.py)
+                historylog.commit_logged(folder, Entry.now(events), writes, removals)
+            if writes and not events:
                 atomic.replace_many(writes)
-            if removals:
+            if removals and not events:
                 atomic.remove_synced(removals)
         except atomic.PartialWrite as e:
             tasks = [n for p in e.replaced if (n := os.path.basename(p)) != HIGHWATERMARK]

@@ -18,6 +18,7 @@ from ...errors import DatabaseUnreachable, PlanBusy, PlanExists, PlanningError, 
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
 from ...taskdoc import task_filename
+from . import history
 from .db import Conn, Database
 from .plans import write_tasks
 from .schema import CHANNEL, PLANS, TASKS
@@ -112,6 +113,7 @@ def import_plan(db: Database, record: PlanRecord, lock_timeout: float) -> bool:
                 return False
             raise PlanExists(name)
         write_tasks(conn, name, texts, 1)
+        history.record_all(conn, name, record.history)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
     return True
 
@@ -122,4 +124,5 @@ def _read_in(conn: Conn, name: str) -> PlanRecord | None:
     if row is None:
         return None
     tasks = conn.execute(f"SELECT id, doc FROM {TASKS} WHERE plan = %s ORDER BY id", (name,)).fetchall()
-    return PlanRecord(name, bool(row[0]), str(row[1]), int(row[2]), {int(i): str(d).encode() for i, d in tasks})
+    docs = {int(i): str(d).encode() for i, d in tasks}
+    return PlanRecord(name, bool(row[0]), str(row[1]), int(row[2]), docs, history=history.read_entries(conn, name))

@@ -22,6 +22,7 @@ PLANS = "planning_plans"
 TASKS = "planning_tasks"
 SESSIONS = "planning_sessions"
 VERSIONS = "planning_schema"
+HISTORY = "planning_history"
 CHANNEL = "planning_changes"  # NOTIFY channel; the payload is a plan name
 
 # pg_advisory_xact_lock key for migrations: any constant no other application uses
@@ -54,6 +55,23 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                 updated_at timestamptz NOT NULL DEFAULT now()
             )""",
             f"CREATE INDEX {SESSIONS}_updated ON {SESSIONS} (updated_at)",
+        ],
+    ),
+    (
+        2,  # the plans' history (history.py); a database of version 1 gains it on start
+        [
+            f"""CREATE TABLE {HISTORY} (
+                id bigserial PRIMARY KEY,
+                plan text NOT NULL REFERENCES {PLANS} (name),
+                entry bigint NOT NULL,  -- the write's plan version: one entry's events share it
+                at text NOT NULL,       -- UTC, ISO 8601 with milliseconds: sorts as it reads
+                by text NOT NULL,
+                task integer,           -- NULL: an event of the plan
+                event text NOT NULL     -- history.Event.to_dict() as JSON
+            )""",
+            f"CREATE INDEX {HISTORY}_plan ON {HISTORY} (plan, id)",
+            f"CREATE INDEX {HISTORY}_task ON {HISTORY} (plan, task, id)",
+            f"CREATE INDEX {HISTORY}_at ON {HISTORY} (at)",
         ],
     ),
 ]

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from ... import history as plan_history
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanNotFound, TaskNotFound
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
@@ -24,7 +25,7 @@ from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVer
 from ..staging import plan_snapshot
 from ..urls import redact
 from ..views import KeptViews
-from . import copying, feed, schema, sessions
+from . import copying, feed, history, schema, sessions
 from .db import Conn, Database
 from .plans import HEAD, Head, Parsed, PlanCache, head_of, head_title, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
@@ -241,10 +242,25 @@ class PostgresStore:
 
             name = claim_plan_name(date, slug, claim)
             write_tasks(conn, name, docs, 1)
+            history.record(conn, name, 1, plan_history.plan_created(len(tasks)))
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
         return name
 
     # -- optional abilities ------------------------------------------------------------
+
+    def task_events(self, name: str, task_id: int, limit: int) -> list[plan_history.Logged]:
+        self._head(name)
+        return self.db.read(f"reading plan {name}", lambda c: history.task_events(c, name, task_id, limit))
+
+    def plan_events(
+        self, name: str, limit: int, cursor: str | None = None
+    ) -> tuple[list[plan_history.Logged], str | None]:
+        self._head(name)
+        return self.db.read(f"reading plan {name}", lambda c: history.page(c, name, limit, cursor))
+
+    def events_since(self, since: str, limit: int) -> list[plan_history.Logged]:
+        self.prepare()
+        return self.db.read("reading the history", lambda c: history.since(c, since, limit))
 
     def edit_session(self, key: str) -> contextlib.AbstractContextManager[dict[str, Any]]:
         self.prepare()

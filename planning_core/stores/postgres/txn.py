@@ -11,8 +11,11 @@ NOTIFY, in the same transaction: all of them commit, or none.
 from __future__ import annotations
 
 from ...errors import CorruptTask, TaskNotFound
+from ...history import Entry
+from ...history import archived as archived_entry
 from ...models import CorruptFile, Task, TaskStatus
 from ..staging import CommittedPlan, MarkedTransaction
+from . import history
 from .db import Conn
 from .plans import Head, Parsed, head_title, parsed, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
@@ -55,6 +58,7 @@ class PostgresTransaction(MarkedTransaction):
         if not self._staged and not self._issued and not self.archiving:
             return None  # nothing written: no version moves, nobody is told
         version = self._head.version + 1
+        events = self.staged_events()
         docs = {i: t.to_json() for i, t in self._staged.items() if t is not None}
         gone = [i for i, t in self._staged.items() if t is None]
         conn = self._conn
@@ -66,6 +70,9 @@ class PostgresTransaction(MarkedTransaction):
             f"UPDATE {PLANS} SET version = %s, high_water = greatest(high_water, %s){archived} WHERE name = %s",
             (version, self._high, self.name),
         )
+        entry = Entry.now(events) if events else (archived_entry() if self.archiving else None)
+        if entry is not None:
+            history.record(conn, self.name, version, entry)  # commits with the change, or neither does
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.name))  # delivered at COMMIT
         # Each task as a reader will get it: parsed back from the document written.
         changes: dict[int, Task | CorruptFile | None] = {i: parsed(i, doc) for i, doc in docs.items()}

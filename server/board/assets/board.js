@@ -36,6 +36,7 @@
     $("error").textContent = data.error || "";
     renderPlans(data.plans || [], plan ? plan.name : null);
     renderBoard(data.columns || cfg.columns, plan);
+    renderTimeline(plan ? plan.timeline || [] : []);
     const withActions = Boolean(data.actions && plan && !plan.archived);
     $("who").hidden = !withActions;
     $("mode").hidden = Boolean(data.actions) || !plan;
@@ -61,6 +62,13 @@
       li.append(b);
       ul.append(li);
     }
+  }
+
+  function renderTimeline(events) {
+    const ol = $("timeline");
+    ol.replaceChildren();
+    if (!events.length) ol.append(el("li", "empty", "No changes recorded yet."));
+    for (const e of events) ol.append(el("li", "", e.text));
   }
 
   function renderBoard(columns, plan) {

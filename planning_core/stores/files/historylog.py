@@ -1,0 +1,332 @@
+"""The file store's history: one append-only log per plan folder, in bounded segments.
+
+`history.jsonl` holds one JSON line per transaction that changed the plan (an *entry*:
+`seq`, `at`, `by`, `events`), plus markers (`{"seq": N, "done": 1}` or `"void"`). When it
+passes SEGMENT_BYTES it becomes `history.1.jsonl` (the older ones shift up; past
+SEGMENTS - 1 the oldest is dropped), so a plan's log never exceeds about
+SEGMENT_BYTES * SEGMENTS bytes however long it lives.
+
+The entry is the write's commit point (see `commit_logged`): the new task files are
+written and synced under temp names first, then the entry, naming those temp files and
+the files to remove, is appended and synced, then the renames and removals run, then a
+`done` marker is appended. A crash before the entry is durable changed no task file (the
+temp files are cleaned as always); a crash after it is rolled forward by the next writer
+of the plan (`settle`, under the plan's lock, before it reads anything) and by every
+server start (recover): the temp files named are renamed into place, the removals made.
+So the log and the tasks agree at every crash point, and an acknowledged write (the tool
+answers after the renames) always has its entry. An archive's entry is written before the
+folder moves to done/; it counts only where the folder is in done/.
+
+The log is one machine's record: it is kept out of git (the store's .gitignore and
+git-setup), as a lock file is, and copied by `planning-mcp copy`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+from ... import history
+from ...fileio import atomic
+from ...history import Entry, Logged
+from .taskfiles import HIGHWATERMARK, TASK_FILE
+
+LOG = "history.jsonl"
+SEGMENT_BYTES = 4 * 1024 * 1024  # a segment rotates past this (about 25,000 entries)
+SEGMENTS = 4  # segments kept: history.jsonl, history.1.jsonl … history.3.jsonl
+SEGMENT_NAMES = (LOG, *(f"history.{i}.jsonl" for i in range(1, SEGMENTS)))
+GITIGNORE_LINE = "history*.jsonl"
+_FIRST_CHUNK = 16 * 1024
+_CHUNK = 1024 * 1024
+_DONE_TAIL = b',"done":1}'
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _dumps(value: dict[str, Any]) -> bytes:
+    return (json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def _rotate(folder: str) -> None:
+    """Shift every segment up by one (the oldest is dropped) and start a new one. Each
+    rename is atomic: a crash between two leaves a gap in the numbers, which readers skip."""
+    names = [os.path.join(folder, n) for n in SEGMENT_NAMES]
+    for older, newer in zip(reversed(names[1:]), reversed(names[:-1]), strict=True):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(newer, older)
+
+
+def _append(folder: str, record: dict[str, Any], *, sync: bool, rotate: bool = False) -> int | None:
+    """Append one line to the current segment. A torn last line (a power loss mid-append)
+    is ended first, so it never swallows this one. Returns the segment's size before, or
+    None when the segment is new (made now, or by a rotation)."""
+    path = os.path.join(folder, LOG)
+    line = _dumps(record)
+    rotated = False
+    if rotate:
+        with contextlib.suppress(FileNotFoundError):
+            if os.lstat(path).st_size + len(line) > SEGMENT_BYTES:
+                _rotate(folder)
+                rotated = True
+    created = rotated or not os.path.lexists(path)
+    fd = os.open(path, _APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        before = None if created else size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if sync and created:  # a new segment's name must survive a power loss too
+        atomic.fsync_dir(folder)
+    return before
+
+
+def _take_back(folder: str, before: int | None, seq: int, why: str) -> None:
+    """Undo the entry of a write that changed no file: the log as it was, byte for byte
+    (a new segment is voided instead: the rotation cannot be undone)."""
+    path = os.path.join(folder, LOG)
+    if before is None:
+        _append(folder, {"seq": seq, "void": why}, sync=True)
+        return
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        os.ftruncate(fd, before)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def first_log(entry: Entry) -> bytes:
+    """The log of a new plan (PlanCreate stages it with the plan's files)."""
+    return _dumps({"seq": 1, **entry.to_dict()})
+
+
+def copied_log(entries: list[Entry]) -> bytes:
+    """The log of a copied plan: its entries, numbered afresh, the newest SEGMENT_BYTES kept."""
+    lines = [_dumps({"seq": n, **e.to_dict()}) for n, e in enumerate(entries, 1)]
+    kept, size = [], 0
+    for line in reversed(lines):
+        size += len(line)
+        if size > SEGMENT_BYTES:
+            break
+        kept.append(line)
+    return b"".join(reversed(kept))
+
+
+def _next_seq(folder: str) -> int:
+    last = _last_record(folder)
+    return int(last.get("seq", 0)) + 1 if last else 1
+
+
+def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], removals: list[str]) -> None:
+    """Write `writes` and remove `removals` with `entry` as the commit point (the module
+    docstring). Raises atomic.PartialWrite or OSError as atomic.replace_many does; the
+    entry is then voided, since the write did not happen (whole)."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for target, data in writes:
+            tmp = atomic.temp_name(target)
+            staged.append((tmp, target))
+            atomic.write_synced(tmp, data)
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    seq = _next_seq(folder)
+    names = [[os.path.basename(t), os.path.basename(g)] for t, g in staged]
+    redo = {"tmp": names, "rm": [os.path.basename(p) for p in removals]}
+    before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
+    # From here the write happens: a crash is rolled forward by settle().
+    for done, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            why = f"write failed: {e.strerror or e}"
+            with contextlib.suppress(OSError):  # first: a crash now leaves temp files, no entry
+                _take_back(folder, before, seq, why) if not done else _append(
+                    folder, {"seq": seq, "void": why}, sync=True
+                )
+            for left, _ in staged[done:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+            if done:
+                with contextlib.suppress(OSError):
+                    atomic.fsync_dir(folder)
+                raise atomic.PartialWrite(e, [t for _, t in staged[:done]]) from e
+            raise
+    if staged:
+        atomic.fsync_dir(folder)
+    if removals:
+        atomic.remove_synced(removals)
+    _append(folder, {"seq": seq, "done": 1}, sync=False)  # a lost marker only makes settle redo nothing
+
+
+def log_archive(folder: str, entry: Entry) -> None:
+    """Before the folder moves to done/: the archive's entry (it counts once moved)."""
+    _append(folder, {"seq": _next_seq(folder), **entry.to_dict(), "move": "done"}, sync=True, rotate=True)
+
+
+def _own_name(name: Any, *, temp: bool) -> bool:
+    """Never trust a name from the log with a path: only our files in this folder."""
+    if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+        return False
+    return atomic.is_temp(name) if temp else bool(TASK_FILE.fullmatch(name)) or name == HIGHWATERMARK
+
+
+def settle(folder: str) -> bool:
+    """Under the plan's lock, before anything is read: finish the last entry's write if a
+    crash interrupted it (or void an archive that did not move the folder). True when
+    something was done."""
+    last = _last_record(folder)
+    if not last or not ("redo" in last or "move" in last):
+        return False  # a marker, or an entry complete when written (a new or copied plan's)
+    seq = last.get("seq")
+    if last.get("move"):  # we are in todo/: the folder never moved
+        _append(folder, {"seq": seq, "void": "the archive did not happen"}, sync=True)
+        return True
+    redo: dict[str, Any] = last["redo"] if isinstance(last.get("redo"), dict) else {}
+    moved = False
+    for pair in redo.get("tmp", []):
+        ours = isinstance(pair, list) and len(pair) == 2 and _own_name(pair[0], temp=True)
+        if ours and _own_name(pair[1], temp=False):
+            tmp = os.path.join(folder, pair[0])
+            if os.path.lexists(tmp):
+                try:
+                    os.replace(tmp, os.path.join(folder, pair[1]))
+                except OSError as e:  # what stopped the writer stops us: say so, never loop on it
+                    _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
+                    return True
+                moved = True
+    if moved:
+        atomic.fsync_dir(folder)
+    gone = [os.path.join(folder, n) for n in redo.get("rm", []) if _own_name(n, temp=False)]
+    if any(os.path.lexists(p) for p in gone):
+        atomic.remove_synced(gone)
+    _append(folder, {"seq": seq, "done": 1}, sync=True)
+    return True
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _chunks_backwards(path: str) -> Iterator[bytes]:
+    """The file's whole lines in blocks, last block first, each block's lines in file order
+    (read in chunks from the end: never the whole file)."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        pos = os.fstat(fd).st_size
+        rest = b""
+        chunk = _FIRST_CHUNK  # small first: the newest page is near the end
+        while pos > 0:
+            n = min(chunk, pos)
+            chunk = min(chunk * 4, _CHUNK)
+            pos -= n
+            data = os.pread(fd, n, pos) + rest
+            cut = data.find(b"\n") if pos else -1
+            rest, block = (data[: cut + 1], data[cut + 1 :]) if cut >= 0 else (data, b"")
+            if pos == 0:
+                rest, block = b"", data
+            if block:
+                yield block
+        if rest:
+            yield rest
+    finally:
+        os.close(fd)
+
+
+def _lines(block: bytes, wanted: tuple[bytes, ...] | None) -> list[bytes]:
+    """The block's lines, last first; with `wanted`, only those holding one of its byte
+    strings (found by bytes.find over the whole block, so a long log is scanned at the speed
+    of bytes, not of lines)."""
+    if wanted is None:
+        return [line for line in reversed(block.split(b"\n")) if line]
+    starts: set[int] = set()
+    for needle in wanted:
+        at = block.find(needle)
+        while at >= 0:
+            starts.add(block.rfind(b"\n", 0, at) + 1)
+            at = block.find(needle, at + len(needle))
+    found = []
+    for start in sorted(starts, reverse=True):
+        stop = block.find(b"\n", start)
+        found.append(block[start : stop if stop >= 0 else len(block)])
+    return found
+
+
+def _records(folder: str, wanted: tuple[bytes, ...] | None = None) -> Iterator[dict[str, Any]]:
+    """Every record, newest first; with `wanted`, only the lines it matches (and the void
+    markers): a task's events are found without parsing every line."""
+    for name in SEGMENT_NAMES:
+        for block in _chunks_backwards(os.path.join(folder, name)):
+            for line in _lines(block, wanted):
+                if line.endswith(_DONE_TAIL) and line.startswith(b'{"seq":') and len(line) < 40:
+                    continue  # a commit marker: readers need only the entries and the voids
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue  # a torn line a power loss left
+                if isinstance(value, dict) and isinstance(value.get("seq"), int):
+                    yield value
+
+
+def _last_record(folder: str) -> dict[str, Any] | None:
+    """The last record, done markers included (settle needs to know an entry was finished)."""
+    for name in SEGMENT_NAMES:
+        for block in _chunks_backwards(os.path.join(folder, name)):
+            for line in _lines(block, None):
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict) and isinstance(value.get("seq"), int):
+                    return value
+    return None
+
+
+def entries(folder: str, *, archived: bool, wanted: tuple[bytes, ...] | None = None) -> Iterator[tuple[int, Entry]]:
+    """Every entry that counts, newest first: not voided (a marker follows its entry, so
+    it is read first), and an archive's only once the folder is in done/."""
+    void: set[int] = set()
+    for record in _records(folder, wanted):
+        seq = record["seq"]
+        if "void" in record:
+            void.add(seq)
+        elif "events" in record and seq not in void and (not record.get("move") or archived):
+            yield seq, Entry.from_dict(record)
+
+
+def page(plan: str, folder: str, *, archived: bool, limit: int, cursor: str | None) -> tuple[list[Logged], str | None]:
+    return history.page_of(plan, entries(folder, archived=archived), limit, cursor)
+
+
+def task_events(plan: str, folder: str, task_id: int, *, archived: bool, limit: int) -> list[Logged]:
+    wanted = (b'"task":%d,' % task_id, b'"task":%d}' % task_id, b'"void":')
+    return history.task_of(plan, entries(folder, archived=archived, wanted=wanted), task_id, limit)
+
+
+def since(plan: str, folder: str, start: str, limit: int) -> list[Logged]:
+    return history.since_of(plan, entries(folder, archived=False), start, limit)
+
+
+def read_all(folder: str, *, archived: bool) -> list[Entry]:
+    """Every entry that counts, oldest first (a copy's history)."""
+    return [e for _, e in reversed(list(entries(folder, archived=archived)))]

@@ -1,0 +1,53 @@
+"""`planning-mcp log [PLAN]`: the plans' history on the command line, newest first, a page
+at a time (`--limit`, `--cursor` from the last line), or as JSON (`--json`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from planning_core import history, timeline
+from planning_core.history import PAGE_DEFAULT, PAGE_MAX, Logged
+from planning_core.safetext import escape_json
+from planning_core.store import History, PlanStore
+
+EVERYTHING = "0000-01-01T00:00:00.000Z"  # events_since from the beginning: every kept event
+
+
+def add_parser(sub: Any, add_store_arguments: Any) -> None:
+    g = sub.add_parser("log", help="the plans' history: who changed what, newest first")
+    g.add_argument("plan", nargs="?", help="plan name or a unique part of it (default: every active plan)")
+    g.add_argument(
+        "--limit", type=int, default=PAGE_DEFAULT, metavar="N", help=f"events per page (default {PAGE_DEFAULT})"
+    )
+    g.add_argument("--cursor", help="the cursor the previous page's last line gave (one plan only)")
+    g.add_argument("--json", action="store_true", help="machine-readable output")
+    add_store_arguments(g)
+
+
+def _as_json(items: list[Logged], cursor: str | None) -> str:
+    rows = [{"plan": i.plan, "at": i.at, "by": i.by, **i.event.to_dict(), "cursor": i.cursor} for i in items]
+    return escape_json(json.dumps({"events": rows, "nextCursor": cursor}, ensure_ascii=False, indent=2))
+
+
+def show(args: argparse.Namespace, store: PlanStore, plans: list[str]) -> str:
+    """The text to print. Raises ValueError for arguments that cannot be met, PlanningError
+    as the store does (an unknown plan, a cursor it never gave)."""
+    if not 1 <= args.limit <= PAGE_MAX:
+        raise ValueError(f"--limit must be between 1 and {PAGE_MAX}")
+    if args.plan:
+        items, cursor = timeline.log_page(store, plans[0], args.limit, args.cursor)
+    elif args.cursor:
+        raise ValueError("--cursor pages one plan's log: name the plan too")
+    else:
+        found = store.events_since(EVERYTHING, args.limit) if isinstance(store, History) else []
+        items, cursor = history.newest(found, args.limit), None
+    if args.json:
+        return _as_json(items, cursor)
+    if not items:
+        return "No history yet." if args.plan else "No history in the active plans yet."
+    lines = [timeline.line(i, with_plan=not args.plan) for i in items]
+    if cursor:
+        lines.append(f"(more: planning-mcp log {plans[0]} --cursor {cursor})")
+    return "\n".join(lines)
