@@ -36,7 +36,7 @@ from ..staging import plan_snapshot
 from ..views import KeptViews
 from . import copying
 from .foldercache import FolderCache
-from .gitmerge import take_notes
+from .mergefixup import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import (
