@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from planning_core.stores.files import FileStore
-from planning_core.stores.files.gitmerge import MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
+from planning_core.stores.files.taskmerge import MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.support.gitrepo import Repo
 

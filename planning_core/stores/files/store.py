@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shutil
-import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -32,12 +30,13 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
-from ...store import DEFAULT_LOCK_TIMEOUT, HOOKS_DIR, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..views import KeptViews
 from . import copying, historylog
 from .foldercache import FolderCache
-from .gitmerge import take_notes
+from .layout import check_creatable, ensure_writable, is_real_dir, list_plans, make_layout, root_mistake
+from .mergefixup import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import (
@@ -51,37 +50,6 @@ from .txn import FileTransaction
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
 ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
-PROBE_PREFIX = ".probe-"
-GITIGNORE = ".gitignore"
-# A committed .planning/ keeps the plans (plan.md, task_<N>.json, .highwatermark); these are
-# one machine's working files, meaningless or harmful anywhere else.
-GITIGNORE_TEXT = (
-    "# Written by planning-mcp: commit todo/ and done/ (plan.md, task_*.json, .highwatermark),\n"
-    "# not these working files of one machine.\n"
-    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n{historylog.GITIGNORE_LINE}\n"
-)
-# What a planning root may hold before its layout exists: our own files (a root whose
-# todo/ and done/ were removed by hand), nothing of the user's.
-OWN_ENTRIES = frozenset({"todo", "done", HOOKS_DIR, GITIGNORE})
-SHOWN_ENTRIES = 3  # how many of a folder's other entries a refusal names
-
-
-def _is_ours_in_passing(name: str) -> bool:
-    """A probe or temp file of ours, there for a moment."""
-    return name.startswith(PROBE_PREFIX) or atomic.is_temp(name)
-
-
-def _is_real_dir(path: str) -> bool:
-    """A folder, not a symbolic link to one (nor anything else)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError as e:  # as Path.is_dir(): missing is "no", a refusal of the disk is raised
-        if e.errno in _NOT_THERE:
-            return False
-        raise
-
-
-_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 class FileStore:
@@ -109,76 +77,30 @@ class FileStore:
         if os.path.lexists(self.root):
             self.ensure_writable()
             return
-        ancestor = self.root.parent
-        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if not ancestor.is_dir():
-            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not a folder")
-        if not os.access(ancestor, os.W_OK | os.X_OK):
-            raise StorageError(f"the planning root {self.root}", f"{ancestor} is not writable")
+        check_creatable(self.root)
 
     def close(self) -> None:
         self.cache.close()
 
     def ensure_writable(self) -> None:
         """Create the layout; raise StorageError if the root cannot be written."""
-        try:
-            self.make_layout()
-            probe = self.root / f"{PROBE_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
-            atomic.write_synced(probe, b"")
-            probe.unlink()
-        except OSError as e:
-            raise StorageError(f"the planning root {self.root}", e.strerror or str(e)) from None
+        ensure_writable(self.root)
 
     def make_layout(self) -> None:
         """The root's layout, made by whoever writes first (serving, the first plan, a copy):
         todo/, done/ and the .gitignore that keeps one machine's files out of git (written
         once: the user's own edits stay). OSError as the file system raises it."""
-        for folder in (self.todo, self.done):
-            folder.mkdir(parents=True, exist_ok=True)
-        gitignore = self.root / GITIGNORE
-        if not os.path.lexists(gitignore):
-            atomic.replace_many([(gitignore, GITIGNORE_TEXT.encode())])
+        make_layout(self.root)
 
     def root_mistake(self, *, creating: bool) -> str | None:
         """See PlanFolders.root_mistake. A root with todo/ or done/ is a planning folder,
         whatever else it holds; an empty or missing one is a new planning folder."""
-        if creating and not os.path.lexists(self.root) and not os.path.lexists(self.root.parent):
-            return f"is in a folder that does not exist ({self.root.parent}; a typo?): create it first or fix the path"
-        try:
-            names = sorted(e.name for e in os.scandir(self.root))
-        except OSError:  # missing, or not a folder: prepare's or the reader's own error says so
-            return None
-        if "todo" in names or "done" in names:
-            return None
-        nested = self.root / ".planning"
-        if (nested / "todo").is_dir() or (nested / "done").is_dir():
-            return f"holds no plans, but {nested} does (did you mean {nested}?)"
-        others = [n for n in names if n not in OWN_ENTRIES and not _is_ours_in_passing(n)]
-        if not others:
-            return None
-        shown = ", ".join(others[:SHOWN_ENTRIES]) + (", …" if len(others) > SHOWN_ENTRIES else "")
-        return (
-            f"holds other files ({shown}) and no plans (no todo/ or done/); plans need a folder "
-            f"of their own, e.g. {nested}"
-        )
+        return root_mistake(self.root, creating=creating)
 
     # -- plan folders ----------------------------------------------------------
 
     def _list(self, folder: Path) -> list[str]:
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            return []
-        names = []
-        for e in entries:
-            try:
-                check_plan_name(e.name)
-            except Exception:
-                continue
-            if e.is_dir(follow_symlinks=False):
-                names.append(e.name)
-        return sorted(names)
+        return list_plans(folder)
 
     def active_plans(self) -> list[str]:
         return self._list(self.todo)
@@ -189,7 +111,7 @@ class FileStore:
     def _folder(self, name: str) -> tuple[Path, bool]:
         check_plan_name(name)
         for folder, archived in ((self.todo, False), (self.done, True)):
-            if _is_real_dir(os.path.join(folder, name)):  # every call names its plan: one lstat, no Path
+            if is_real_dir(os.path.join(folder, name)):  # every call names its plan: one lstat, no Path
                 return folder / name, archived
         raise PlanNotFound(name, self.active_plans())
 
@@ -309,7 +231,7 @@ class FileStore:
         try:
             with plan_lock(path / LOCK, self.lock_timeout):
                 # The plan may have been archived while we waited for its lock.
-                if not _is_real_dir(os.fspath(path)):
+                if not is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
                 txn = FileTransaction(name, path, self.cache)

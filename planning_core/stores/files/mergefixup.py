@@ -1,0 +1,194 @@
+"""The fix-up of a plan folder after a merge that used the driver (gitmerge.py's text says
+the rules): parked tasks renumbered, edges to tasks with no file dropped, cycles broken,
+blocks mirrored from blockedBy, the high-water mark at least every id; and the notes
+saying what changed, which the server reports once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...fileio.atomic import replace_many
+from ...taskdoc import task_filename
+from .taskfiles import HIGHWATERMARK, MERGE_NOTES, TASK_FILE
+from .taskmerge import (
+    EDGES,
+    INCOMING,
+    INCOMING_BRANCH,
+    MERGE_DROPPED,
+    MERGED_FROM,
+    Doc,
+    incoming,
+    mark_value,
+    read_doc,
+    task_text,
+)
+
+
+@dataclass
+class FixUp:
+    """What fix_plan changed in one plan folder."""
+
+    renumbered: list[tuple[int, int, str | None]] = field(default_factory=list)  # old, new, branch
+    dropped: list[tuple[int, int]] = field(default_factory=list)  # (task, blocker) dropped to break a cycle
+    unreadable: list[str] = field(default_factory=list)  # task files left as they are
+    written: list[Path] = field(default_factory=list)
+
+    def lines(self, plan: str) -> list[str]:
+        out = []
+        if self.renumbered:
+            moved = ", ".join(f"#{o} -> #{n}" + (f" (from {b})" if b else "") for o, n, b in self.renumbered)
+            out.append(f"plan {plan}: merged tasks renumbered (both branches used these ids): {moved}")
+        if self.dropped:
+            edges = ", ".join(f"#{t} no longer blocked by #{b}" for t, b in self.dropped)
+            out.append(f"plan {plan}: the merge made a dependency cycle; dropped: {edges}")
+        out += [f"plan {plan}: {f} is not a valid task file; kept as it is" for f in self.unreadable]
+        return out
+
+
+def _load_folder(folder: Path) -> tuple[dict[int, Doc], set[int], list[str]]:
+    docs: dict[int, Doc] = {}
+    unreadable: set[int] = set()
+    bad: list[str] = []
+    for entry in os.scandir(folder):
+        m = TASK_FILE.fullmatch(entry.name)
+        if not m or not entry.is_file(follow_symlinks=False):
+            continue
+        task_id = int(m.group(1))
+        doc = read_doc(entry.path)
+        if isinstance(doc, dict) and doc.get("id") == task_id:
+            docs[task_id] = doc
+        else:
+            unreadable.add(task_id)
+            bad.append(entry.name)
+    return docs, unreadable, sorted(bad)
+
+
+def ids(doc: Doc, key: str) -> list[int]:
+    v = doc.get(key)
+    return [i for i in v if isinstance(i, int)] if isinstance(v, list) else []
+
+
+def _renumber(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp) -> None:
+    """Give each parked task the next free id; move the edges that named it on its side."""
+    moves: dict[tuple[str | None, int], int] = {}
+    parked: list[tuple[int, Doc]] = []
+    next_id = start
+    for task_id in sorted(docs):
+        for newcomer in incoming(docs[task_id]):
+            side = newcomer.pop(INCOMING_BRANCH, None) or branch
+            own = newcomer.get("id")
+            if isinstance(own, int) and own != task_id and own not in docs and own >= 1:
+                docs[own] = newcomer  # git took it for a rename of another file: back to its own
+                continue
+            next_id += 1
+            moves[(side, task_id)] = next_id
+            parked.append((task_id, {**newcomer, INCOMING_BRANCH: side}))
+        docs[task_id].pop(INCOMING, None)
+    for old, newcomer in parked:
+        side = newcomer.pop(INCOMING_BRANCH)
+        new = moves[(side, old)]
+        ours = docs[old]
+        for blocked in ids(newcomer, "blocks"):
+            if (side, blocked) in moves or blocked not in docs:
+                continue  # a parked task's own edges are moved with it, below
+            edges = ids(docs[blocked], "blockedBy")
+            if blocked not in ids(ours, "blocks"):
+                edges = [e for e in edges if e != old]
+            docs[blocked]["blockedBy"] = sorted({*edges, new})
+        for key in EDGES:
+            newcomer[key] = sorted({moves.get((side, i), i) for i in ids(newcomer, key)})
+        newcomer["id"] = new
+        meta = newcomer.setdefault("metadata", {})
+        if isinstance(meta, dict):
+            meta[MERGED_FROM] = {"id": old, "branch": side} if side else {"id": old}
+        docs[new] = newcomer
+        done.renumbered.append((old, new, side))
+
+
+def _find_cycle(docs: dict[int, Doc]) -> list[int] | None:
+    """A cycle of blockedBy edges, as the ids along it, or None."""
+    state: dict[int, int] = {}  # 1 on the path, 2 finished
+    for root in sorted(docs):
+        if root in state:
+            continue
+        path: list[int] = []
+        stack: list[tuple[int, Iterator[int]]] = [(root, iter(ids(docs[root], "blockedBy")))]
+        state[root] = 1
+        path.append(root)
+        while stack:
+            node, edges = stack[-1]
+            nxt = next((e for e in edges if e in docs and state.get(e) != 2), None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :]
+            else:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(ids(docs[nxt], "blockedBy"))))
+    return None
+
+
+def _break_cycles(docs: dict[int, Doc], done: FixUp) -> None:
+    while (cycle := _find_cycle(docs)) is not None:
+        # cycle[i] is blocked by cycle[i + 1]; drop the edge of the highest-numbered task.
+        at = cycle.index(max(cycle))
+        task, blocker = cycle[at], cycle[(at + 1) % len(cycle)]
+        doc = docs[task]
+        doc["blockedBy"] = [b for b in ids(doc, "blockedBy") if b != blocker]
+        meta = doc.setdefault("metadata", {})
+        if isinstance(meta, dict):
+            meta[MERGE_DROPPED] = sorted({*meta.get(MERGE_DROPPED, []), blocker})
+        done.dropped.append((task, blocker))
+
+
+def fix_plan(folder: Path, branch: str | None = None) -> FixUp:
+    """Make a merged plan folder whole again (the rules in the module's text)."""
+    done = FixUp()
+    docs, unreadable, done.unreadable = _load_folder(folder)
+    before = {i: task_text(d) for i, d in docs.items()}
+    hwm = mark_value(str(folder / HIGHWATERMARK)) or 0
+    start = max([hwm, *docs, *unreadable])
+    _renumber(docs, start, branch, done)
+    known = set(docs) | unreadable
+    for doc in docs.values():
+        doc["blockedBy"] = sorted({b for b in ids(doc, "blockedBy") if b in known and b != doc["id"]})
+    _break_cycles(docs, done)
+    blocks: dict[int, set[int]] = {i: set() for i in docs}
+    for task_id, doc in docs.items():
+        for b in doc["blockedBy"]:
+            if b in blocks:  # an unreadable blocker's own list is left as it is
+                blocks[b].add(task_id)
+    for task_id, doc in docs.items():
+        doc["blocks"] = sorted(blocks[task_id] | {i for i in ids(doc, "blocks") if i in unreadable})
+    writes = [(folder / task_filename(i), text) for i, d in docs.items() if (text := task_text(d)) != before.get(i)]
+    top = max([hwm, *docs, *unreadable])
+    if top != mark_value(str(folder / HIGHWATERMARK)):
+        writes.append((folder / HIGHWATERMARK, f"{top}\n".encode()))
+    replace_many(writes)
+    done.written = [Path(p) for p, _ in writes]
+    return done
+
+
+def add_notes(folder: Path, lines: Sequence[str]) -> None:
+    """What the fix-up did, for the server to report once (read_notes)."""
+    if lines:
+        with open(folder / MERGE_NOTES, "a", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+
+
+def take_notes(folder: Path) -> list[str]:
+    """The notes a fix-up left in a plan folder, removed once read."""
+    path = folder / MERGE_NOTES
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [line.rstrip("\n") for line in f.read(64 * 1024).splitlines() if line.strip()]
+        os.unlink(path)
+    except FileNotFoundError:
+        return []
+    return lines

@@ -1,0 +1,194 @@
+"""Three versions of one task file (or `.highwatermark`) merged into one, by the rules
+gitmerge.py's text says: the part of git's merge driver that knows tasks, not git. Files
+are raw JSON objects, so every field a task file holds (extra ones too) is kept as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .taskfiles import MAX_TASK_FILE_BYTES, TASK_FILE
+
+INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
+INCOMING_BRANCH = "mergeBranch"  # inside an INCOMING task: where it came from, when git said
+MERGED_FROM = "mergedFrom"  # metadata: {"id": old id, "branch": ...} of a renumbered task
+MERGE_KEPT = "mergeKept"  # metadata: field -> the losing side's value, with its updatedAt
+MERGE_DROPPED = "mergeDroppedBlockedBy"  # metadata: blockers dropped to break a cycle
+EDGES = ("blockedBy", "blocks")
+Doc = dict[str, Any]
+
+
+def read_doc(path: str) -> Doc | bytes | None:
+    """A task file's JSON object; None for an empty or missing file (git's base of an add/add);
+    the raw bytes when they are not a task object (kept as they are)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TASK_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    if not raw.strip():
+        return None
+    try:
+        doc = json.loads(raw) if len(raw) <= MAX_TASK_FILE_BYTES else None
+    except (ValueError, RecursionError):
+        return raw
+    if not isinstance(doc, dict) or not isinstance(doc.get("id"), int):
+        return raw
+    return doc
+
+
+def task_text(doc: Doc) -> bytes:
+    """A task file's bytes, as the store writes them (Task.to_json)."""
+    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode()
+
+
+def _later(ours: Doc, theirs: Doc) -> bool:
+    """Whether theirs wins a field both sides changed: the later updatedAt (ISO UTC texts
+    compare as times); ours on a tie."""
+    return str(theirs.get("updatedAt", "")) > str(ours.get("updatedAt", ""))
+
+
+def _merge_ids(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+    removed = (set(base) - set(ours)) | (set(base) - set(theirs))
+    merged = {*ours, *theirs} - removed
+    return sorted(i for i in merged if isinstance(i, int))
+
+
+def _kept(doc: Doc, name: str, loser: Doc, value: Any, branch: str | None) -> None:
+    meta = doc.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return
+    kept = meta.setdefault(MERGE_KEPT, {})
+    entry = {"value": value, "updatedAt": loser.get("updatedAt", "")}
+    if branch:
+        entry["branch"] = branch
+    kept[name] = entry
+
+
+def merge_task(base: Doc, ours: Doc, theirs: Doc, branch: str | None = None) -> Doc:
+    """One task changed on both sides (the rules in the module's text)."""
+    theirs_win = _later(ours, theirs)
+    winner, loser = (theirs, ours) if theirs_win else (ours, theirs)
+    merged: Doc = dict(ours)
+    losses: list[tuple[str, Any]] = []
+    for key in [*ours, *(k for k in theirs if k not in ours)]:
+        if key in ("id", INCOMING):
+            continue
+        b, o, t = base.get(key), ours.get(key), theirs.get(key)
+        if key in EDGES:
+            merged[key] = _merge_ids(*(v if isinstance(v, list) else [] for v in (b, o, t)))
+        elif key == "updatedAt":
+            merged[key] = max(str(o or ""), str(t or ""))
+        elif key == "metadata" and all(isinstance(v, dict) or v is None for v in (b, o, t)):
+            merged[key], lost = _merge_metadata(b or {}, o or {}, t or {}, theirs_win)
+            losses += [(f"metadata.{k}", v) for k, v in lost]
+        elif o in (b, t):
+            _put(merged, key, t, key in theirs)
+        elif t == b:
+            _put(merged, key, o, key in ours)
+        else:
+            _put(merged, key, winner.get(key), key in winner)
+            losses.append((key, loser.get(key)))
+    for name, value in losses:
+        _kept(merged, name, loser, value, branch if loser is theirs else None)
+    return merged
+
+
+def _put(doc: Doc, key: str, value: Any, present: bool) -> None:
+    if present:
+        doc[key] = value
+    else:
+        doc.pop(key, None)
+
+
+def _merge_metadata(base: Doc, ours: Doc, theirs: Doc, theirs_win: bool) -> tuple[Doc, list[tuple[str, Any]]]:
+    merged: Doc = {}
+    lost: list[tuple[str, Any]] = []
+    for key in [*ours, *(k for k in theirs if k not in ours), *(k for k in base if k not in ours and k not in theirs)]:
+        b, o, t = base.get(key), ours.get(key), theirs.get(key)
+        if o in (b, t):
+            value, present = t, key in theirs
+        elif t == b:
+            value, present = o, key in ours
+        else:
+            value, present = (t, key in theirs) if theirs_win else (o, key in ours)
+            lost.append((key, o if theirs_win else t))
+        if present:
+            merged[key] = value
+    return merged, lost
+
+
+def _same_task(a: Doc, b: Doc) -> bool:
+    """Whether two versions with one id are one task: made at the same moment with the same
+    subject (the stamp is to the second, so two branches can make two tasks in one second)."""
+    created = a.get("createdAt")
+    return bool(created) and created == b.get("createdAt") and a.get("subject") == b.get("subject")
+
+
+def without(doc: Doc, *keys: str) -> Doc:
+    return {k: v for k, v in doc.items() if k not in keys}
+
+
+def incoming(doc: Doc) -> list[Doc]:
+    parked = doc.get(INCOMING)
+    return [d for d in parked if isinstance(d, dict)] if isinstance(parked, list) else []
+
+
+def merge_task_file(base: Doc | None, ours: Doc, theirs: Doc, branch: str | None) -> tuple[Doc, bool]:
+    """The merged file and whether a task was parked for renumbering."""
+    parked = incoming(ours)
+    top = without(ours, INCOMING)
+    theirs_parked = incoming(theirs)
+    theirs_top = without(theirs, INCOMING)
+    if base is not None:
+        base = without(base, INCOMING)
+        # A later commit of a rebased branch edits the task parked by an earlier one: merge into it.
+        for i, other in enumerate(parked):
+            if without(other, INCOMING_BRANCH) == base or (_same_task(other, base) and not _same_task(top, base)):
+                parked[i] = {**merge_task(base, without(other, INCOMING_BRANCH), theirs_top, branch)}
+                if INCOMING_BRANCH in other:
+                    parked[i][INCOMING_BRANCH] = other[INCOMING_BRANCH]
+                return _with_incoming(top, parked), True
+    if top == theirs_top:
+        merged = top
+    elif base is not None or _same_task(top, theirs_top):
+        merged = merge_task(base or {}, top, theirs_top, branch)
+    else:
+        newcomer = dict(theirs_top)
+        if branch:
+            newcomer[INCOMING_BRANCH] = branch
+        parked.append(newcomer)
+        merged = top
+    known = {json.dumps(d, sort_keys=True) for d in parked}
+    parked += [d for d in theirs_parked if json.dumps(d, sort_keys=True) not in known]
+    return _with_incoming(merged, parked), bool(parked)
+
+
+def _with_incoming(top: Doc, parked: list[Doc]) -> Doc:
+    return {**top, INCOMING: parked} if parked else top
+
+
+def mark_value(path: str) -> int | None:
+    try:
+        with open(path, "rb") as f:
+            return int(f.read(64).strip() or b"0")
+    except (OSError, ValueError):
+        return None
+
+
+def paired_by_id(path: str, base: Doc | bytes | None, ours: Doc, theirs: Doc) -> tuple[Doc | None, Doc, Doc]:
+    """git's rename detection can pair one task's file with another's (a task deleted and a
+    similar one created): the version whose id is not the file's is kept whole, parked to go
+    back to its own id, and the file is merged from the versions that are this task."""
+    m = TASK_FILE.fullmatch(os.path.basename(path))
+    file_id = int(m.group(1)) if m else None
+    if not isinstance(base, dict) or base.get("id") != file_id:
+        base = None
+    if ours.get("id") != file_id and theirs.get("id") == file_id:
+        parked = [*incoming(theirs), without(ours, INCOMING), *incoming(ours)]
+        return None, {**theirs, INCOMING: parked}, theirs
+    if theirs.get("id") != file_id:
+        parked = [*incoming(ours), without(theirs, INCOMING), *incoming(theirs)]
+        return None, ours, {**ours, INCOMING: parked}
+    return base, ours, theirs
