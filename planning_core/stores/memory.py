@@ -35,6 +35,7 @@ from ..graph import derive_blocks
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from ..names import check_plan_name, claim_plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..taskdoc import validated_task
 from .staging import MarkedTransaction
 
 LOCATION_PREFIX = "memory:#"
@@ -42,7 +43,7 @@ LOCATION_PREFIX = "memory:#"
 
 def _parse(name: str, task_id: int, doc: bytes) -> Task:
     try:
-        task = Task.model_validate(json.loads(doc))
+        task = validated_task(json.loads(doc))  # as every store reads a task document
     except (ValueError, ValidationError, RecursionError) as e:
         raise StorageError(f"plan {name}", f"task {task_id} is not a valid task document ({e})") from None
     if task.id != task_id:
