@@ -11,16 +11,10 @@ from typing import Any
 
 from . import safetext
 from .errors import InvalidInput
-from .names import parse_task_id
 
 MAX_METADATA_BYTES = 16 * 1024
 # Deeper metadata is no real record, and each level widens the indented task file.
 MAX_METADATA_DEPTH = 20
-MAX_PRIORITY = 4  # priorities run 0 (the most urgent) to 4, as beads counts them
-CLEAR_PRIORITY = -1  # TaskUpdate's priority that removes it (null means "not sent")
-MAX_LABELS = 10  # labels on one task
-MAX_LABEL = 32  # characters in one label
-NO_PARENT = 0  # TaskUpdate's parent that removes it (no task has id 0)
 # The fields that may span lines (safetext states the rule); every other text is one line.
 MULTI_LINE_FIELDS = frozenset({"description", "analysis", "approach", "approved plan"})
 
@@ -86,50 +80,3 @@ def _finite(value: Any, where: str, depth: int) -> None:
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _finite(v, f"{where}[{i}]", depth + 1)
-
-
-def priority(value: Any, field: str) -> int | None:
-    """0 (the most urgent) to MAX_PRIORITY; CLEAR_PRIORITY (or nothing) for none."""
-    if value is None or (value == CLEAR_PRIORITY and type(value) is int):
-        return None
-    if type(value) is not int or not 0 <= value <= MAX_PRIORITY:
-        raise InvalidInput(
-            f"{field} must be a whole number from 0 (the most urgent) to {MAX_PRIORITY}, "
-            f"or {CLEAR_PRIORITY} to remove it. Nothing was changed."
-        )
-    return value
-
-
-def label_problem(label: Any, where: str) -> str | None:
-    """Why `label` is not one: a label is one word of at most MAX_LABEL characters (no
-    space or comma: the board shows labels as `{a,b}`), under the one-line text rule."""
-    if not isinstance(label, str):
-        return f"{where} must be a string."
-    if not label or len(label) > MAX_LABEL or any(c.isspace() or c in ",{}" for c in label):
-        return (
-            f"{where} {safetext.escape(label)!r} is not a label: 1-{MAX_LABEL} characters, no spaces, commas or braces."
-        )
-    return safetext.problem(label, where)
-
-
-def labels(value: Any, field: str) -> list[str]:
-    """A task's labels, each once, in the order given; [] (or nothing) for none."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InvalidInput(f'{field} must be a list of labels, e.g. ["ui", "bug"]. Nothing was changed.')
-    if len(value) > MAX_LABELS:
-        raise InvalidInput(f"{field} lists {len(value)} labels; at most {MAX_LABELS}. Nothing was changed.")
-    for i, label in enumerate(value):
-        reason = label_problem(label, f"{field}[{i}]")
-        if reason:
-            raise InvalidInput(reason + " Nothing was changed.")
-    return list(dict.fromkeys(value))
-
-
-def parent(value: Any, field: str) -> int | None:
-    """A task id; NO_PARENT (or nothing) for none. That it names another task of the plan,
-    and no task its own ancestor, is checked against the plan (update.check_parent)."""
-    if value is None or (value == NO_PARENT and type(value) is int):
-        return None
-    return parse_task_id(value)

@@ -20,7 +20,17 @@ from typing import Any
 from . import validate
 from .errors import DependencyCycle, InvalidInput, PlanNotFound
 from .graph import derive_blocks
-from .models import MAX_DESCRIPTION, MAX_SHORT_TEXT, MAX_SUBJECT, PlanSnapshot, Task, TaskStatus
+from .models import (
+    MAX_DESCRIPTION,
+    MAX_LABELS,
+    MAX_PRIORITY,
+    MAX_SHORT_TEXT,
+    MAX_SUBJECT,
+    PlanSnapshot,
+    Task,
+    TaskStatus,
+    label_problem,
+)
 from .names import check_slug, parse_task_id, slugify, today
 from .queries import resolve_plan
 from .render import render_plan_md
@@ -28,6 +38,8 @@ from .store import PlanStore, PlanTransaction
 
 MAX_IMPORTED_TASKS = 10_000  # one source; far above a real project's task file
 SOURCE_KEY = "source"  # metadata.source: where an imported task came from
+# Task Master's priorities by name, on beads' scale (0 the most urgent).
+PRIORITY_NAMES = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 BEADS_PREFIX = "pm"  # beads ids for exported tasks that did not come from beads: pm-<id>
 ELLIPSIS = "…"
 
@@ -176,6 +188,26 @@ def _metadata(plan: ImportedPlan, t: ImportedTask) -> dict[str, Any]:
         raise InvalidInput(f"{t.source_id}: {e} Nothing was written.") from None
 
 
+def _fields(t: ImportedTask, ids: dict[str, int]) -> dict[str, Any]:
+    """The task's priority, labels and parent from what the source says of them (kept in
+    metadata too, as before, for an export back): a beads priority 0-4 as it is, a Task
+    Master one by name; the labels that are labels; the parent when it was imported too."""
+    meta = t.metadata
+    priority = meta.get("priority")
+    if isinstance(priority, str):
+        priority = PRIORITY_NAMES.get(priority.lower())
+    if type(priority) is not int or not 0 <= priority <= MAX_PRIORITY:
+        priority = None
+    labels = [x for x in meta.get("labels") or [] if label_problem(x, "label") is None]
+    source_parent = meta.get("parent")
+    parent = ids.get(source_parent) if isinstance(source_parent, str) else None
+    return {
+        "priority": priority,
+        "labels": list(dict.fromkeys(labels))[:MAX_LABELS],
+        "parent": parent if parent != ids[t.source_id] else None,
+    }
+
+
 def import_plan(store: PlanStore, plan: ImportedPlan, name: str | None = None) -> ImportResult:
     """Bring `plan` into the store: into the plan `name` (or, without one, the active
     plan titled as the import is) when it exists, else into a new plan."""
@@ -214,6 +246,7 @@ def _create(store: PlanStore, plan: ImportedPlan, name: str | None) -> ImportRes
             metadata=_metadata(plan, t),
             created_at=now,
             updated_at=now,
+            **_fields(t, ids),
         )
         for t in plan.tasks
     }
@@ -258,6 +291,8 @@ def _merge(
     task.owner, task.active_form = t.owner, t.active_form
     task.blocked_by = sorted({*kept_links, *(ids[d] for d in t.blocked_by)})
     task.metadata = {**task.metadata, **_metadata(plan, t)}
+    for name, value in _fields(t, ids).items():
+        setattr(task, name, value)
     after[tid] = task
 
 
@@ -307,7 +342,7 @@ def _beads_status(t: Task) -> str:
 
 def _issue(t: Task, bead_ids: dict[int, str]) -> dict[str, Any]:
     me = bead_ids[t.id]
-    priority = t.metadata.get("priority")
+    priority = t.priority if t.priority is not None else t.metadata.get("priority")
     issue: dict[str, Any] = {
         "id": me,
         "title": t.subject,
@@ -320,14 +355,16 @@ def _issue(t: Task, bead_ids: dict[int, str]) -> dict[str, Any]:
     }
     if t.owner:
         issue["assignee"] = t.owner
-    labels = t.metadata.get("labels")
+    labels = t.labels or t.metadata.get("labels")
     if isinstance(labels, list) and labels:
         issue["labels"] = [str(x) for x in labels]
     deps = [{"issue_id": me, "depends_on_id": bead_ids[b], "type": "blocks"} for b in t.blocked_by if b in bead_ids]
+    parent = bead_ids.get(t.parent) if t.parent is not None else None
+    if parent is not None:
+        deps.append({"issue_id": me, "depends_on_id": parent, "type": "parent-child"})
     if _bead_id(t) != f"{BEADS_PREFIX}-{t.id}":  # from beads: its other links too
-        parent = t.metadata.get("parent")
-        if isinstance(parent, str):
-            deps.append({"issue_id": me, "depends_on_id": parent, "type": "parent-child"})
+        if parent is None and isinstance(t.metadata.get("parent"), str):
+            deps.append({"issue_id": me, "depends_on_id": t.metadata["parent"], "type": "parent-child"})
         for rel in t.metadata.get("related") or []:
             if isinstance(rel, dict):
                 deps.append({"issue_id": me, "depends_on_id": str(rel.get("id")), "type": str(rel.get("type"))})

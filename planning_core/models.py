@@ -27,6 +27,8 @@ from pydantic.fields import FieldInfo
 from . import checks, safetext
 from .checks import MAX_METADATA_BYTES as MAX_METADATA_BYTES
 from .checks import metadata_size as metadata_size
+from .errors import InvalidInput
+from .names import parse_task_id
 
 MAX_SUBJECT = 200
 MAX_DESCRIPTION = 20_000
@@ -139,28 +141,82 @@ def text_rule(limit: int, *, required: bool = False, in_plan: bool = True, by_cl
 METADATA_RULE = FieldRule(check=lambda value, wire: checks.metadata(value), merge=checks.merged_metadata)
 
 
+# -- priority, labels, parent ---------------------------------------------------------------
+
+MAX_PRIORITY = 4  # priorities run 0 (the most urgent) to 4, as beads counts them
+CLEAR_PRIORITY = -1  # TaskUpdate's priority that removes it (null means "not sent")
+MAX_LABELS = 10  # labels on one task
+MAX_LABEL = 32  # characters in one label
+NO_PARENT = 0  # TaskUpdate's parent that removes it (no task has id 0)
+
+
+def check_priority(value: Any, field: str) -> int | None:
+    """0 (the most urgent) to MAX_PRIORITY; CLEAR_PRIORITY (or nothing) for none."""
+    if value is None or (value == CLEAR_PRIORITY and type(value) is int):
+        return None
+    if type(value) is not int or not 0 <= value <= MAX_PRIORITY:
+        raise InvalidInput(
+            f"{field} must be a whole number from 0 (the most urgent) to {MAX_PRIORITY}, "
+            f"or {CLEAR_PRIORITY} to remove it. Nothing was changed."
+        )
+    return value
+
+
+def label_problem(label: Any, where: str) -> str | None:
+    """Why `label` is not one: a label is one word of at most MAX_LABEL characters (no
+    space or comma: the board shows labels as `{a,b}`), under the one-line text rule."""
+    if not isinstance(label, str):
+        return f"{where} must be a string."
+    if not label or len(label) > MAX_LABEL or any(c.isspace() or c in ",{}" for c in label):
+        return (
+            f"{where} {safetext.escape(label)!r} is not a label: 1-{MAX_LABEL} characters, no spaces, commas or braces."
+        )
+    return safetext.problem(label, where)
+
+
+def check_labels(value: Any, field: str) -> list[str]:
+    """A task's labels, each once, in the order given; [] (or nothing) for none."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInput(f'{field} must be a list of labels, e.g. ["ui", "bug"]. Nothing was changed.')
+    if len(value) > MAX_LABELS:
+        raise InvalidInput(f"{field} lists {len(value)} labels; at most {MAX_LABELS}. Nothing was changed.")
+    for i, label in enumerate(value):
+        reason = label_problem(label, f"{field}[{i}]")
+        if reason:
+            raise InvalidInput(reason + " Nothing was changed.")
+    return list(dict.fromkeys(value))
+
+
+def check_parent(value: Any, field: str) -> int | None:
+    """A task id; NO_PARENT (or nothing) for none. That it names another task of the plan,
+    and no task its own ancestor, is checked against the plan (update.check_parent, in the plan)."""
+    if value is None or (value == NO_PARENT and type(value) is int):
+        return None
+    return parse_task_id(value)
+
+
 def _plan_labels(value: list[str], info: ValidationInfo) -> list[str]:
-    """checks.labels as a pydantic check (pydantic checks the count)."""
+    """check_labels as a pydantic check (pydantic checks the count)."""
     field = to_camel(info.field_name or "labels")
     for i, label in enumerate(value):
-        reason = checks.label_problem(label, f"{field}[{i}]")
+        reason = label_problem(label, f"{field}[{i}]")
         if reason:
             raise ValueError(reason)
     return list(dict.fromkeys(value))
 
 
 PRIORITY_RULE = FieldRule(
-    check=checks.priority,
-    in_plan=Annotated[StrictInt | None, Field(default=None, ge=0, le=checks.MAX_PRIORITY)],
+    check=check_priority,
+    in_plan=Annotated[StrictInt | None, Field(default=None, ge=0, le=MAX_PRIORITY)],
 )
 LABELS_RULE = FieldRule(
-    check=checks.labels,
-    in_plan=Annotated[
-        list[str], Field(default_factory=list, max_length=checks.MAX_LABELS), AfterValidator(_plan_labels)
-    ],
+    check=check_labels,
+    in_plan=Annotated[list[str], Field(default_factory=list, max_length=MAX_LABELS), AfterValidator(_plan_labels)],
 )
 # In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
-PARENT_RULE = FieldRule(check=checks.parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
+PARENT_RULE = FieldRule(check=check_parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
 # In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
 # `true` into position 1 and `1.0` into 1; neither is a position.
 BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
@@ -200,7 +256,7 @@ class Task(_Camel):
     # Each left out of the file when it has none, like the lease: priority 0 (the most urgent)
     # to 4, none ranked after 2; labels; the task this one is a part of (its parent).
     priority: Annotated[int | None, PRIORITY_RULE] = Field(
-        default=None, ge=0, le=checks.MAX_PRIORITY, exclude_if=lambda v: v is None
+        default=None, ge=0, le=MAX_PRIORITY, exclude_if=lambda v: v is None
     )
     labels: Annotated[list[str], LABELS_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
     parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)

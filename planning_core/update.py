@@ -199,6 +199,9 @@ def apply_fields(task: Task, p: TaskPatch) -> None:
         if rule.by_claim:
             continue
         setattr(task, name, rule.merge(getattr(task, name), value) if rule.merge else value)
+        extra = task.__pydantic_extra__
+        if extra and WIRE[name] in extra:  # another tool's value under this key (taskdoc): the field wins
+            object.__setattr__(task, "__pydantic_extra__", {k: v for k, v in extra.items() if k != WIRE[name]})
 
 
 def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datetime) -> tuple[bool, bool]:

@@ -16,8 +16,17 @@ from pydantic import Field, StrictInt, StrictStr
 
 from planning_core import PlanningError, Session, TaskSpec, TodoItem, history
 from planning_core.actions import Actions, Outcome
-from planning_core.checks import CLEAR_PRIORITY, MAX_PRIORITY, NO_PARENT
-from planning_core.models import MAX_TODO_ITEMS, ListStatus, NewTask, TaskPatch, UpdateStatus, problem_line
+from planning_core.models import (
+    CLEAR_PRIORITY,
+    MAX_PRIORITY,
+    MAX_TODO_ITEMS,
+    NO_PARENT,
+    ListStatus,
+    NewTask,
+    TaskPatch,
+    UpdateStatus,
+    problem_line,
+)
 from planning_core.outcomes import (
     PlanArchivedResult,
     PlanCreated,

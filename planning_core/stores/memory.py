@@ -35,6 +35,7 @@ from ..errors import (
 from ..models import PlanSnapshot, PlanSummary, Task, TaskStatus, summarize
 from ..names import check_plan_name, claim_plan_name, plan_title
 from ..store import DEFAULT_LOCK_TIMEOUT, SESSION_IDLE_SECONDS, PlanArchiveCheck, PlanRecord, PlanVersion
+from ..taskdoc import validated_task
 from .staging import CommittedPlan, MarkedTransaction, plan_snapshot
 
 LOCATION_PREFIX = "memory:#"
@@ -43,7 +44,7 @@ MAX_ENTRIES = 100_000  # history entries kept per plan (the file store keeps abo
 
 def _parse(name: str, task_id: int, doc: bytes) -> Task:
     try:
-        task = Task.model_validate(json.loads(doc))
+        task = validated_task(json.loads(doc))  # as every store reads a task document
     except (ValueError, ValidationError, RecursionError) as e:
         raise StorageError(f"plan {name}", f"task {task_id} is not a valid task document ({e})") from None
     if task.id != task_id:

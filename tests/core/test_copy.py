@@ -42,6 +42,7 @@ def source(tmp_path: Path) -> FileStore:
     seed = seed_root(root)
     planner = Planner(files_store(root))
     planner.update_task(seed, 4, metadata={"ticket": "AUTH-4", "labels": ["api", "security"]})
+    planner.update_task(seed, 2, priority=0, labels=["api"], parent=1)  # kept by every store, both ways
     edit_task(root / "todo" / seed, 2, **EXTRA)
 
     trimmed = make_plan(root, "trimmed", chain(3)).name
@@ -76,6 +77,11 @@ def test_the_target_serves_what_was_copied(source: FileStore, store: PlanStore) 
     assert store.get_task(SEED, 4).metadata == {"ticket": "AUTH-4", "labels": ["api", "security"]}
     assert store.get_task(SEED, 4).blocked_by == [2, 3] and store.get_task(SEED, 1).blocks == [2, 3]
     assert store.get_task(SEED, 3).owner == "alice"
+    assert (store.get_task(SEED, 2).priority, store.get_task(SEED, 2).labels, store.get_task(SEED, 2).parent) == (
+        0,
+        ["api"],
+        1,
+    )
     assert store.get_task(SEED, 2).created_at == source.get_task(SEED, 2).created_at != ""
 
 

@@ -147,6 +147,10 @@ def test_unknown_fields_in_a_task_survive_an_update(planner: Planner, store: Pla
     assert after["priority"] == "high" and after["x-custom"] == {"nested": [1, 2]}
     assert list(after)[: len(SEED_FIELDS)] == SEED_FIELDS
     assert after["subject"] == "Add logout endpoint v2" and sorted(after["blockedBy"]) == [1, 2, 3]
+    # A field of that name since: it is unset, and the document's value stays until the field is set.
+    assert planner.get_task(plan, 4).priority is None
+    planner.update_task(plan, 4, priority=2)
+    assert json.loads(stored_plan(store, plan)[2][4])["priority"] == 2
 
 
 def test_claim_is_atomic_status_and_owner(planner: Planner, store: PlanStore, plan: str) -> None:

@@ -19,6 +19,7 @@ from bench.audit import graph_problems, read_tasks
 from planning_core.store import Copyable, PlanRecord, PlanStore
 from planning_core.stores import MEMORY_URL, open_store
 from planning_core.stores.files import FileStore
+from planning_core.taskdoc import validated_task
 from tests.support.files import edit_task, tree_state
 
 STORE_KINDS = ("files", "memory", "postgres")
@@ -118,4 +119,4 @@ def add_extra_fields(store: PlanStore, plan: str, task_id: int, **fields: Any) -
         return
     with store.transaction(plan) as txn:
         task = txn.get(task_id)
-        txn.put(type(task).model_validate(task.model_dump(by_alias=True) | fields))
+        txn.put(validated_task(task.model_dump(by_alias=True) | fields))  # as a store reads a document

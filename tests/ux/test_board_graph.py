@@ -66,6 +66,9 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
         "subject": SUBJECTS[2],
         "status": "in_progress",
         "owner": "alice",
+        "priority": None,  # a board row shows each of its fields, set or not
+        "labels": [],
+        "parent": None,
         "activeForm": "",
         "blockedBy": [2],
         "blocks": [],

@@ -56,6 +56,9 @@ def by_subject(store: PlanStore, plan: str) -> dict[str, dict[str, Any]]:
             "metadata": t.get("metadata", {}),
             "description": t.get("description", ""),
             "activeForm": t.get("activeForm", ""),
+            "priority": t.get("priority"),
+            "labels": t.get("labels", []),
+            "parent": subject[t["parent"]] if "parent" in t else None,
         }
         for t in tasks.values()
     }
@@ -86,6 +89,9 @@ def test_beads_issues_become_a_plan(store_url: str) -> None:
         # blocked is a pending task whose blocker is open; parent-child is kept, not a blocking edge
         assert (login["status"], login["blockedBy"]) == ("pending", ["Implement JWT middleware"])
         assert login["metadata"]["parent"] == "bd-9z8y"
+        # beads' priority, labels and parent-child are the task's own fields too
+        assert (jwt["priority"], jwt["labels"], jwt["parent"]) == (0, ["auth"], None)
+        assert (login["priority"], login["parent"]) == (2, "Auth epic")
         assert tasks["Auth epic"]["metadata"]["related"] == [{"id": "bd-a1b2", "type": "related"}]
         # a deleted issue (a tombstone) is left out, and the link to it
         assert "An idea dropped" not in tasks and tasks["Auth epic"]["blockedBy"] == []
@@ -104,6 +110,8 @@ def test_taskmaster_tags_become_plans_and_subtasks_tasks(tmp_path: Path) -> None
         # the parent waits for its own subtasks and its dependencies
         assert api["blockedBy"] == ["Define the routes", "Set up the repository", "Write the handlers"]
         assert (api["status"], api["metadata"]["priority"]) == ("in_progress", "medium")
+        assert api["priority"] == 2  # Task Master's high / medium / low: 1 / 2 / 3
+        assert tasks["Write the handlers"]["parent"] == "Build the API"
         assert tasks["Write the handlers"]["blockedBy"] == ["Define the routes"]
         assert tasks["Write the handlers"]["metadata"]["source"]["id"] == "2.2"
         assert tasks["Write the docs"]["blockedBy"] == ["Build the API"]
