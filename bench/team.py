@@ -1,0 +1,265 @@
+"""The team benchmark: K agents (real MCP sessions, each its own planning-mcp stdio server
+process and owner) work one seeded 1,000-task plan until it is done, while a random
+working agent's server is `kill -9`ed every few seconds and replaced; its lease must run
+out and its task be taken over. The new way (`TaskUpdate taskId="next"`) and the old way
+(`TaskList status=ready`, claim the first by id, list again on a refusal) side by side,
+on the file store (one host, the servers sharing one --root) and on PostgreSQL with the
+servers on three hosts (network namespaces on a bridge: tests/support/netns.py).
+
+    python -m bench.team [--quick] [--k 1 4 16 32] [--tasks 1000] [--work-seconds S]
+                         [--stores file pg] [--ways new old] [--out BENCHMARKS.md | --no-write]
+
+Prints the table and writes its section of BENCHMARKS.md (replacing the one there);
+`python -m bench.run` runs a smaller set (TEAM_IN_FULL_RUN / TEAM_IN_QUICK_RUN) into the
+whole file. The pieces: team_plan (the graph, durations, the bound, seeding), team_agents
+(the agents and the killer), team_check (the judging), team_report (the section)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import psycopg  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
+
+from bench.servers import connect  # noqa: E402
+from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
+from bench.team_check import TeamResult, judge  # noqa: E402
+from bench.team_plan import TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
+from bench.team_report import replace_section, team_section  # noqa: E402
+from planning_core.stores import open_store  # noqa: E402
+
+STORES = ("file", "pg")
+HOSTS = 3  # the PostgreSQL servers' hosts
+
+
+@dataclass(frozen=True)
+class TeamConfig:
+    ks: tuple[int, ...] = (1, 4, 16, 32)
+    tasks: int = 1_000
+    work_seconds: float = 20.0  # total work / K, per run (durations are scaled per K)
+    kill_every: float = 3.0  # seconds between kills, ±30 %
+    stores: tuple[str, ...] = STORES
+    ways: tuple[str, ...] = WAYS
+    seed: int = 7
+    deadline: float = 1_500.0  # seconds for everything; runs not started by then are reported as not run
+
+    def run_timeout(self) -> float:
+        """A run that is not done by then is stopped and reported unfinished."""
+        return 6 * self.work_seconds + 60
+
+
+TEAM_QUICK = TeamConfig(ks=(2, 4), tasks=80, work_seconds=3.0, kill_every=1.5, stores=("file",), deadline=120.0)
+TEAM_IN_FULL_RUN = TeamConfig(ks=(16,), deadline=600.0)  # bench.run: the K the targets are set at
+TEAM_IN_QUICK_RUN = TeamConfig(ks=(2,), tasks=40, work_seconds=2.0, kill_every=1.0, stores=("file",), deadline=60.0)
+
+
+def say(*a: object) -> None:
+    print(*a, file=sys.stderr, flush=True)
+
+
+ServerCmd = Callable[[int, str], StdioServerParameters]
+
+
+@dataclass
+class StoreSite:
+    """Where one store's runs happen: a fresh store URL per run, and each agent's server command."""
+
+    kind: str
+    new_url: Callable[[str], str]  # run name -> a fresh, empty store
+    command: Callable[[str], ServerCmd]  # store url -> (slot, marker) -> the server's command
+    hosts: str  # what the servers run on, for the report
+
+
+def _params(argv: list[str]) -> StdioServerParameters:
+    return StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(REPO))
+
+
+def file_site(tmp: Path) -> StoreSite:
+    def new_url(run: str) -> str:
+        return str(tmp / f"root-{run}")
+
+    def command(url: str) -> ServerCmd:
+        return lambda slot, marker: _params([sys.executable, "-X", marker, "-m", "server", "--root", url])
+
+    return StoreSite("file", new_url, command, "1 host: every server on one --root")
+
+
+@contextlib.contextmanager
+def pg_site() -> Iterator[StoreSite]:
+    """A cluster on a bridge and HOSTS network namespaces (removed on the way out, whatever
+    happened); agent i's server runs on host i mod HOSTS."""
+    from tests.support.netns import bridge_cluster, network
+    from tests.support.pg import with_database
+
+    with network(HOSTS) as net, bridge_cluster(net) as cluster:
+
+        def new_url(run: str) -> str:
+            with psycopg.connect(cluster.url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{run}"')
+            return with_database(cluster.url, run)
+
+        def command(url: str) -> ServerCmd:
+            def at(slot: int, marker: str) -> StdioServerParameters:
+                host = net.hosts[slot % len(net.hosts)]
+                store = host.database_url(url)
+                return _params(host.wrap([sys.executable, "-X", marker, "-m", "server", "--store", store]))
+
+            return at
+
+        yield StoreSite("pg", new_url, command, net.describe())
+
+
+def final_statuses(url: str, plan: str) -> dict[int, str]:
+    store = open_store(url)
+    try:
+        return {i: t.status.value for i, t in store.snapshot(plan).tasks.items()}
+    finally:
+        store.close()
+
+
+async def new_way_available(site: StoreSite, errlog: TextIO) -> str:
+    """'' when the server claims with taskId "next"; else its answer (the new way is then not measured)."""
+    plan = make_plan(4, 1)
+    url = site.new_url(f"probe_{uuid.uuid4().hex[:8]}")
+    name = seed_team_plan(url, plan)
+    tag = f"{MARKER}=probe-{uuid.uuid4().hex[:8]}"
+    async with connect(site.command(url)(0, tag), errlog) as c:
+        args = {"plan": name, "taskId": NEXT, "status": "in_progress", "owner": "probe", "leaseSeconds": 5}
+        r = await c.call_tool("TaskUpdate", args)
+    if r.is_error:
+        return "".join(getattr(b, "text", "") for b in r.content)[:200]
+    return ""
+
+
+async def one_run(site: StoreSite, way: str, k: int, plan: TeamPlan, cfg: TeamConfig, errlog: TextIO) -> TeamResult:
+    run = f"team_{site.kind}_{way}_{k}_{uuid.uuid4().hex[:6]}"
+    url = site.new_url(run)
+    name = seed_team_plan(url, plan)
+    durations = plan.durations(k, cfg.work_seconds)
+    setup = TeamSetup(
+        way=way,
+        k=k,
+        plan=name,
+        durations=durations,
+        lease=lease_for(durations),
+        server=site.command(url),
+        kill_every=cfg.kill_every,
+        seed=cfg.seed + k,
+        errlog=errlog,
+        run_tag=run,
+    )
+    try:
+        team, finished = await run_team(setup, cfg.run_timeout())
+    finally:
+        kill_leftovers(run)
+    return judge(plan, team, finished, final_statuses(url, name), site.kind)
+
+
+async def run_site(
+    site: StoreSite, cfg: TeamConfig, plan: TeamPlan, errlog: TextIO, t_end: float
+) -> tuple[list[TeamResult], list[str]]:
+    results: list[TeamResult] = []
+    notes: list[str] = []
+    ways = list(cfg.ways)
+    if "new" in ways:
+        why = await new_way_available(site, errlog)
+        if why:
+            ways.remove("new")
+            notes.append(f'{site.kind}: the new way is NOT MEASURED: this server refuses taskId "next" ({why})')
+    for k in cfg.ks:
+        for way in ways:
+            if time.monotonic() > t_end:
+                notes.append(f"{site.kind} {way} K={k}: not run (the benchmark's deadline had passed)")
+                continue
+            say(f"[team] {site.kind} {way} way, K={k}: {plan.n:,} tasks, total work / K = {cfg.work_seconds:g} s")
+            r = await one_run(site, way, k, plan, cfg, errlog)
+            say(
+                f"[team]   makespan {r.makespan:.1f} s ({r.ratio:.2f}× bound), {r.violations} violations, "
+                f"{r.per_task(r.wasted):.3f} wasted/task, {r.kills} kills"
+            )
+            results.append(r)
+    return results, notes
+
+
+async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[str]]:
+    plan = make_plan(cfg.tasks, cfg.seed)
+    t_end = time.monotonic() + cfg.deadline
+    results: list[TeamResult] = []
+    notes: list[str] = []
+    with open(tmp / "servers-stderr.log", "w") as errlog, ExitStack() as stack:
+        for kind in cfg.stores:
+            site = file_site(tmp) if kind == "file" else stack.enter_context(pg_site())
+            notes.append(f"{kind}: {site.hosts}")
+            got, said = await run_site(site, cfg, plan, errlog, t_end)
+            results += got
+            notes += said
+    return results, notes
+
+
+def run_team_bench(cfg: TeamConfig) -> list[str]:
+    """Every run of `cfg`, bounded by its deadline; the BENCHMARKS.md section's lines."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
+    plan = make_plan(cfg.tasks, cfg.seed)
+    try:
+        results, notes = asyncio.run(asyncio.wait_for(run_all(cfg, tmp), cfg.deadline + 120))
+    finally:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return team_section(results, notes, cfg, plan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.team", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="K = 2, 4 on an 80-task plan, file store: a smoke run")
+    ap.add_argument("--k", type=int, nargs="+", help="the team sizes")
+    ap.add_argument("--tasks", type=int, help="tasks in the plan")
+    ap.add_argument("--work-seconds", type=float, help="total work / K in each run (durations are scaled to it)")
+    ap.add_argument("--kill-every", type=float, help="seconds between kills (0: none)")
+    ap.add_argument("--stores", nargs="+", choices=STORES)
+    ap.add_argument("--ways", nargs="+", choices=WAYS)
+    ap.add_argument("--deadline", type=float, help="seconds for the whole benchmark")
+    ap.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md", help="the file whose section is replaced")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    args = ap.parse_args(argv)
+    cfg = TEAM_QUICK if args.quick else TeamConfig()
+    given = {
+        "ks": tuple(args.k) if args.k else None,
+        "tasks": args.tasks,
+        "work_seconds": args.work_seconds,
+        "kill_every": args.kill_every,
+        "stores": tuple(args.stores) if args.stores else None,
+        "ways": tuple(args.ways) if args.ways else None,
+        "deadline": args.deadline,
+    }
+    cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    lines = team_section_text(cfg)
+    print(lines)
+    if not args.no_write:
+        text = args.out.read_text() if args.out.exists() else ""
+        args.out.write_text(replace_section(text, lines))
+        say(f"[team] wrote its section of {args.out}")
+    return 0
+
+
+def team_section_text(cfg: TeamConfig) -> str:
+    return "\n".join(run_team_bench(cfg))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
