@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import queries, render
+from . import queries, render, update
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
@@ -174,6 +174,7 @@ class Actions:
         name = self._plan(session, plan)
         if patch.status == TaskStatus.COMPLETED.value and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
+            update.is_next_claim(task_id, patch)  # "next" here is refused as such, not as a bad id
             current = self.planner.get_task(name, task_id)
             if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.subject, patch.owner)

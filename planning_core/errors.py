@@ -146,6 +146,26 @@ class ClaimConflict(PlanningError):
         )
 
 
+class NextClaimMisused(InvalidInput):
+    """TaskUpdate taskId "next" is a claim and nothing else."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f'taskId "next" claims the best ready task, so it needs status="in_progress" and an owner, '
+            f"and takes only leaseSeconds and plan besides: {problem}. Nothing was changed. To change a "
+            "task, name it by its id."
+        )
+
+
+class NothingReady(PlanningError):
+    """TaskUpdate taskId "next" found no task to claim; `reason` (ranking.nothing_ready)
+    says whether to wait, for what and until when, or to stop."""
+
+    def __init__(self, plan: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"No task to claim in plan {plan}: {reason} Nothing was changed.")
+
+
 class PlanNotFinished(PlanningError):
     def __init__(self, name: str, unfinished: Iterable[int]) -> None:
         super().__init__(

@@ -24,6 +24,7 @@ from . import render
 from .models import PlanSnapshot, Task
 from .outcomes import TaskListed, TaskRow
 from .queries import PageQuery, page_of
+from .ranking import READY_ORDER
 
 NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
 MAX_KEPT_ROWS = 20_000  # rows kept (about 1 KB each with their JSON and line): then made afresh
@@ -72,7 +73,13 @@ class Pages:
         blockers = page.open_blockers
         made = [self._row(t, blockers.get(t.id, NO_BLOCKERS), t.id in claimable) for t in page.tasks]
         text = render.task_board(
-            page.plan, page.tasks, blockers, page.unreadable, page.next_cursor, [line for *_, line in made]
+            page.plan,
+            page.tasks,
+            blockers,
+            page.unreadable,
+            page.next_cursor,
+            [line for *_, line in made],
+            order=f"ready, {READY_ORDER}" if query.status == "ready" else None,
         )
         data = TaskListed.model_construct(  # rows and summary already validated
             plan=page.plan, tasks=[row for row, _, _ in made], unreadable=page.unreadable, next_cursor=page.next_cursor

@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import graph, queries, update, validate
+from . import graph, queries, ranking, update, validate
 from .errors import (
     DependencyCycle,
     InvalidInput,
+    NothingReady,
     PlanningError,
     PlanNotFinished,
     PlanNotFound,
@@ -223,11 +224,16 @@ class Planner:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
         transaction: dependencies, then fields, then status, owner and lease. The lease's
         clock is read inside the transaction, so the claim is judged at the moment it
-        holds the plan."""
-        tid = parse_task_id(task_id)
-        p, edges = update.checked(patch if patch is not None else TaskPatch(**changes))
+        holds the plan. taskId "next" claims the best ready task (ranking.py), chosen from
+        the plan as read under its lock: claims racing for it get different tasks."""
+        raw = patch if patch is not None else TaskPatch(**changes)
+        next_claim = update.is_next_claim(task_id, raw)
+        tid = 0 if next_claim else parse_task_id(task_id)
+        p, edges = update.checked(raw)
         with self.store.transaction(plan) as txn:
             now = self.clock()
+            if next_claim:
+                tid = self._next_ready(plan, txn, now)
             work = update.Work(txn)
             task = work.get(tid)
             if p.status == "deleted":
@@ -249,6 +255,14 @@ class Planner:
                 change.unblocked = graph.newly_ready(task, work.get, now)
                 change.all_done = txn.all_completed()
         return change
+
+    def _next_ready(self, plan: str, txn: Any, now: dt.datetime) -> int:
+        """The id of the best ready task, or NothingReady saying what the work waits for."""
+        snap = txn.snapshot()
+        best = ranking.best_ready(snap, now)
+        if best is None:
+            raise NothingReady(plan, ranking.nothing_ready(snap, now))
+        return best.id
 
     def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:
         now = _now()

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from . import graph
+from . import graph, ranking
 from .errors import CurrentPlanGone, InvalidInput, NoCurrentPlan, PlanNotFound
 from .models import LIST_STATUSES, STATUS_NAMES, CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .names import match_plan, parse_task_id
@@ -100,9 +100,12 @@ def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None
     statuses = graph.plan_statuses(snap)
     # The tasks after the cursor, in id order, taken only as far as the page needs: a page
     # of a big plan costs its own rows, not the plan's (the first page copies no id list).
-    if after:
+    # `ready` is in the claim's order instead (ranking.py), its cursor a place in that order.
+    if status == "ready":
+        following: Iterable[Task] = ranking.ready_in_order(snap, at, after)
+    elif after:
         ids = list(snap.tasks)
-        following: Iterable[Task] = (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
+        following = (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
     else:
         following = snap.tasks.values()
     if status is None and owner is None:

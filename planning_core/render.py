@@ -116,10 +116,14 @@ def task_board(
     next_cursor: str | None = None,
     lines_of_tasks: Sequence[str] | None = None,
     claimable: Collection[int] = (),
+    order: str | None = None,
 ) -> str:
     """`lines_of_tasks`: each task's task_line, in the order of `tasks`, where the caller
-    has them already; `claimable`: the ids whose lease ran out (TaskPage.claimable)."""
+    has them already; `claimable`: the ids whose lease ran out (TaskPage.claimable);
+    `order`: the order of the tasks when it is not by id, said under the header."""
     lines = [f"{summary.name} {progress_tag(summary)}"]
+    if order and tasks:
+        lines.append(f"({order})")
     if lines_of_tasks is None:
         lines_of_tasks = [task_line(t, open_blockers.get(t.id, ()), t.id in claimable) for t in tasks]
     if unreadable:  # unreadable files go between the tasks, by id

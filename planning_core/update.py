@@ -12,17 +12,21 @@ was: it holds until its owner (or anyone) changes it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from . import graph, validate
+from pydantic.alias_generators import to_camel
+
+from . import graph, ranking, validate
 from .errors import (
     BlockerUnreadable,
     ClaimConflict,
     CorruptTask,
     DependencyCycle,
     InvalidInput,
+    NextClaimMisused,
     SelfDependency,
     TaskBlocked,
     TaskNotFound,
@@ -109,6 +113,28 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
         remove_blocks=validate.edges(p.remove_blocks, "removeBlocks"),
     )
     return fields, edges
+
+
+# What a claim of the next task may carry besides its taskId; every other field of a patch
+# (whatever fields TaskPatch grows) is refused with it.
+NEXT_CLAIM_FIELDS = ("status", "owner", "lease_seconds")
+
+
+def is_next_claim(task_id: object, p: TaskPatch) -> bool:
+    """Is this TaskUpdate a claim of the next task (taskId "next")? Refused, before anything
+    is read, without status in_progress, without an owner, or with any other change."""
+    if not (isinstance(task_id, str) and task_id.strip().lower() == ranking.NEXT_TASK):
+        return False
+    if p.status != TaskStatus.IN_PROGRESS.value:
+        raise NextClaimMisused(f"status is {p.status!r}" if p.status else "status is missing")
+    if not p.owner:
+        raise NextClaimMisused("owner is missing")
+    others = [
+        f.name for f in dataclasses.fields(p) if f.name not in NEXT_CLAIM_FIELDS and getattr(p, f.name) is not None
+    ]
+    if others:
+        raise NextClaimMisused("it also asks to change " + ", ".join(to_camel(name) for name in others))
+    return True
 
 
 def _lease_seconds(value: object, owner: str | None) -> int | None:

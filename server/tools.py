@@ -28,6 +28,7 @@ from planning_core.outcomes import (
     TodoListed,
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
+from planning_core.ranking import NEXT_TASK
 from planning_core.update import MAX_LEASE_SECONDS
 
 from . import sdk
@@ -37,6 +38,9 @@ from .state import AppState, app_state, session_key
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
 TaskId = Annotated[StrictInt | StrictStr, Field(description='task id: 3, "3" or "#3"')]
+ClaimTaskId = Annotated[
+    StrictInt | StrictStr, Field(description=f'task id: 3, "3", "#3"; "{NEXT_TASK}" claims the best ready task')
+]
 TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current plan")]
 
@@ -277,7 +281,7 @@ def register(server: MCPServer[AppState]) -> None:
 
     @server.tool(name="TaskUpdate", annotations=UPDATE)
     async def task_update(
-        taskId: TaskId,
+        taskId: ClaimTaskId,
         ctx: Context,
         status: UpdateStatus | None = None,
         subject: str | None = None,
@@ -316,7 +320,7 @@ def register(server: MCPServer[AppState]) -> None:
         plan: PlanName = None,
         status: Annotated[
             ListStatus | None,
-            Field(description="ready = pending with all blockers done"),
+            Field(description="ready = startable, best first"),
         ] = None,
         owner: str | None = None,
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,

@@ -1,0 +1,194 @@
+"""Which ready task comes first: the one rule for the claim of the next task (TaskUpdate
+taskId "next") and for the order of TaskList status=ready.
+
+Best first: the highest priority (0 the most urgent; a task without one ranks after 2),
+then the most work waiting behind it (the longest chain of unfinished tasks it blocks,
+directly or through others), then the lowest id. Ready is graph.is_ready's: pending (or a
+claim whose lease ran out) with every blocker completed.
+
+When nothing is ready, `nothing_ready` says why, for an agent that must decide whether to
+wait (and until when) or stop: every task completed, or the work left waits for the tasks
+in progress (their owners and when their leases run out), or for unreadable tasks, or for
+a cycle of hand-edited links.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
+
+from . import graph
+from .models import PlanSnapshot, Task, TaskStatus
+
+NEXT_TASK = "next"  # TaskUpdate's taskId that claims the best ready task
+PRIORITIES = range(5)  # 0 (most urgent) to 4
+NO_PRIORITY_RANK = 2.5  # a task without a priority ranks after priority 2, before 3
+READY_ORDER = "best first: priority, then the work waiting behind, then id"
+MAX_NAMED = 10  # tasks a "nothing ready" answer names; the rest are counted
+MAX_KEPT_PLANS = 64  # plans whose chain lengths are kept (one version each) for TaskList
+
+
+class RankKey(NamedTuple):
+    priority: float
+    minus_chain: int  # negated: a longer chain sorts first
+    task_id: int
+
+
+def priority_rank(task: Task) -> float:
+    """The task's priority as a rank; NO_PRIORITY_RANK when it has none (or not a valid one)."""
+    # getattr: the `priority` field is being added to Task by another change; until then a
+    # task file's "priority" reaches us as an extra field. (To be read plainly once merged.)
+    value = getattr(task, "priority", None)
+    if isinstance(value, int) and not isinstance(value, bool) and value in PRIORITIES:
+        return float(value)
+    return NO_PRIORITY_RANK
+
+
+def chain_lengths(snap: PlanSnapshot) -> dict[int, int]:
+    """Per task, the most unfinished tasks on one chain of tasks it blocks (0 for none).
+    One pass over the graph (iterative: a chain may be thousands long); a link that
+    would close a cycle (a hand edit) is not followed."""
+    tasks = snap.tasks
+    length: dict[int, int] = {}
+    on_path: set[int] = set()
+    for root in tasks:
+        if root in length:
+            continue
+        stack: list[tuple[int, Iterator[int]]] = [(root, iter(tasks[root].blocks))]
+        on_path.add(root)
+        while stack:
+            node, children = stack[-1]
+            child = next((c for c in children if c in tasks and c not in length and c not in on_path), None)
+            if child is not None:
+                on_path.add(child)
+                stack.append((child, iter(tasks[child].blocks)))
+                continue
+            stack.pop()
+            on_path.discard(node)
+            length[node] = max(
+                (length[c] + (tasks[c].status is not TaskStatus.COMPLETED) for c in tasks[node].blocks if c in length),
+                default=0,
+            )
+    return length
+
+
+class _KeptChains:
+    """The chain lengths of each plan's last view (a view is one object per version of
+    the plan), so paging through `ready` walks the graph once per change, not per page."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[PlanSnapshot, dict[int, int]]] = {}
+
+    def of(self, snap: PlanSnapshot) -> dict[int, int]:
+        with self._lock:
+            hit = self._kept.get(snap.name)
+        if hit is not None and hit[0] is snap:
+            return hit[1]
+        made = chain_lengths(snap)
+        with self._lock:
+            self._kept.pop(snap.name, None)
+            while len(self._kept) >= MAX_KEPT_PLANS:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[snap.name] = (snap, made)
+        return made
+
+
+KEPT_CHAINS = _KeptChains()
+
+
+def rank_key(task: Task, chains: Mapping[int, int]) -> RankKey:
+    return RankKey(priority_rank(task), -chains.get(task.id, 0), task.id)
+
+
+def ready_in_order(
+    snap: PlanSnapshot, now: dt.datetime, after: int = 0, chains: Mapping[int, int] | None = None
+) -> list[Task]:
+    """The ready tasks, best first; with `after` (a cursor: the last id of the previous
+    page), those ranked after that task as it ranks now (a task gone since: as a task
+    without priority or chain)."""
+    chains = KEPT_CHAINS.of(snap) if chains is None else chains
+    statuses = graph.plan_statuses(snap)
+    ready = sorted(
+        (t for t in snap.tasks.values() if graph.is_ready(t, statuses, now)), key=lambda t: rank_key(t, chains)
+    )
+    if not after:
+        return ready
+    cursor = snap.tasks.get(after)
+    start = rank_key(cursor, chains) if cursor is not None else RankKey(NO_PRIORITY_RANK, 0, after)
+    return [t for t in ready if rank_key(t, chains) > start]
+
+
+def best_ready(snap: PlanSnapshot, now: dt.datetime) -> Task | None:
+    """The task the next claim takes, from the state read under the plan's lock."""
+    statuses = graph.plan_statuses(snap)
+    ready = [t for t in snap.tasks.values() if graph.is_ready(t, statuses, now)]
+    if not ready:
+        return None
+    chains = chain_lengths(snap)
+    return min(ready, key=lambda t: rank_key(t, chains))
+
+
+def _ids(ids: list[int]) -> str:
+    shown = ", ".join(f"#{i}" for i in ids[:MAX_NAMED])
+    return shown + (f" and {len(ids) - MAX_NAMED:,} more" if len(ids) > MAX_NAMED else "")
+
+
+def _claim(task: Task, now: dt.datetime) -> str:
+    """`#3 (alice, lease runs out at 2026-12-02T00:40:00Z, in 42 s)`."""
+    owner = task.owner or "no owner"
+    until = graph.lease_runs_out(task)
+    if until is None:
+        return f"#{task.id} ({owner}, no lease)"
+    if until <= now:
+        return f"#{task.id} ({owner}, lease ran out at {graph.stamp(until)}, blocked)"
+    return f"#{task.id} ({owner}, lease runs out at {graph.stamp(until)}, in {int((until - now).total_seconds()):,} s)"
+
+
+def _waiting_for(running: list[Task], waiting: int, now: dt.datetime) -> str:
+    """The tasks in progress the rest waits for; with nothing left to start, stop unless a
+    lease runs out (its owner may be gone)."""
+    named = ", ".join(_claim(t, now) for t in running[:MAX_NAMED])
+    named += f" and {len(running) - MAX_NAMED:,} more" if len(running) > MAX_NAMED else ""
+    ends = [until for t in running if (until := graph.lease_runs_out(t)) is not None and until > now]
+    first_end = graph.stamp(min(ends)) if ends else None
+    if waiting:
+        when = f", or at {first_end} when the first lease runs out" if first_end else ""
+        wait = "task waits" if waiting == 1 else "tasks wait"
+        return (
+            f"{waiting:,} {wait} for the {len(running):,} in progress: {named}. "
+            f"Wait, and call again when one of these completes{when}."
+        )
+    again = f", or call again at {first_end} in case its owner is gone and the lease runs out" if first_end else ""
+    left = "task left is" if len(running) == 1 else "tasks left are all"
+    return f"the {len(running):,} {left} in progress: {named}. Nothing is waiting to start: stop{again}."
+
+
+def nothing_ready(snap: PlanSnapshot, now: dt.datetime) -> str:
+    """Why no task can be claimed now, and whether to wait (for what, until when) or stop."""
+    tasks = snap.tasks
+    unreadable = sorted(c.task_id for c in snap.corrupt)
+    left = sorted(i for i, t in tasks.items() if t.status is not TaskStatus.COMPLETED)
+    if not left and not unreadable:
+        if not tasks:
+            return "it has no tasks. Add some with TaskCreate, or stop: there is nothing to do here."
+        return (
+            f"all {len(tasks):,} tasks are completed. Stop: nothing is left to claim "
+            "(verify the result against plan.md, then PlanArchive)."
+        )
+    running = [tasks[i] for i in left if tasks[i].status is TaskStatus.IN_PROGRESS]
+    waiting = len(left) - len(running)
+    parts = []
+    if running:
+        parts.append(_waiting_for(running, waiting, now))
+    if unreadable:
+        parts.append(f"Unreadable tasks {_ids(unreadable)} block the rest until fixed or removed by hand.")
+    if not running and not unreadable:
+        # Every open task is blocked by another open one, none started: only a cycle does that.
+        parts.append(
+            f"the {len(left):,} tasks left ({_ids(left)}) block each other in a cycle: "
+            "remove one link (TaskUpdate removeBlockedBy), then call again."
+        )
+    return " ".join(parts)
