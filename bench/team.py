@@ -39,7 +39,7 @@ from mcp import StdioServerParameters  # noqa: E402
 from bench.servers import connect  # noqa: E402
 from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
 from bench.team_check import TeamResult, judge  # noqa: E402
-from bench.team_plan import TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
+from bench.team_plan import LEASE_FLOOR, TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
 from bench.team_report import replace_section, team_section  # noqa: E402
 from planning_core.stores import open_store  # noqa: E402
 
@@ -51,11 +51,12 @@ HOSTS = 3  # the PostgreSQL servers' hosts
 class TeamConfig:
     ks: tuple[int, ...] = (1, 4, 16, 32)
     tasks: int = 1_000
-    work_seconds: float = 20.0  # total work / K, per run (durations are scaled per K)
+    work_seconds: float = 30.0  # total work / K, per run (durations are scaled per K)
     kill_every: float = 3.0  # seconds between kills, ±30 %
     stores: tuple[str, ...] = STORES
     ways: tuple[str, ...] = WAYS
     seed: int = 7
+    lease_floor: int = LEASE_FLOOR  # the shortest lease taken (seconds)
     deadline: float = 1_500.0  # seconds for everything; runs not started by then are reported as not run
 
     def run_timeout(self) -> float:
@@ -63,9 +64,13 @@ class TeamConfig:
         return 6 * self.work_seconds + 60
 
 
-TEAM_QUICK = TeamConfig(ks=(2, 4), tasks=80, work_seconds=3.0, kill_every=1.5, stores=("file",), deadline=120.0)
+TEAM_QUICK = TeamConfig(
+    ks=(2, 4), tasks=80, work_seconds=3.0, kill_every=2.0, stores=("file",), lease_floor=3, deadline=120.0
+)
 TEAM_IN_FULL_RUN = TeamConfig(ks=(16,), deadline=600.0)  # bench.run: the K the targets are set at
-TEAM_IN_QUICK_RUN = TeamConfig(ks=(2,), tasks=40, work_seconds=2.0, kill_every=1.0, stores=("file",), deadline=60.0)
+TEAM_IN_QUICK_RUN = TeamConfig(
+    ks=(2,), tasks=40, work_seconds=2.0, kill_every=1.5, stores=("file",), lease_floor=2, deadline=60.0
+)
 
 
 def say(*a: object) -> None:
@@ -156,7 +161,7 @@ async def one_run(site: StoreSite, way: str, k: int, plan: TeamPlan, cfg: TeamCo
         k=k,
         plan=name,
         durations=durations,
-        lease=lease_for(durations),
+        lease=lease_for(durations, cfg.lease_floor),
         server=site.command(url),
         kill_every=cfg.kill_every,
         seed=cfg.seed + k,

@@ -25,8 +25,7 @@ class TeamResult:
     finished: bool  # the plan was done before the run's deadline
     completed_in_store: int
     early_starts: int  # claims acknowledged before a blocker's completion was even sent
-    double_work: int  # a second owner's claim while the first's lease surely still ran, or two completions
-    live_takeovers: int  # a task taken from an agent that was alive (its lease ran out while it worked)
+    twice: Twice  # tasks worked by more than one owner
     kills: int
     kills_holding: int  # kills of an agent that was working on a task
     taken_over: int  # of those, tasks another owner claimed and completed afterwards
@@ -46,7 +45,7 @@ class TeamResult:
     @property
     def violations(self) -> int:
         missing = self.tasks - self.completed_in_store
-        return missing + self.early_starts + self.double_work + (self.kills_holding - self.taken_over)
+        return missing + self.early_starts + self.twice.violations + (self.kills_holding - self.taken_over)
 
     @property
     def ratio(self) -> float:
@@ -73,28 +72,47 @@ def early_starts(plan: TeamPlan, log: Log) -> int:
     return bad
 
 
-def double_work(claims: list[Claim], dones: list[Done], killed: set[str], lease: int) -> tuple[int, int]:
-    """(violations, live take-overs). A violation: a task claimed by a second owner before the
-    first owner's lease could have run out, or completed twice. A live take-over: claimed
-    from an owner that was not killed (its lease ran out while it was still working)."""
+@dataclass
+class Twice:
+    """Tasks worked by more than one owner, by why."""
+
+    under_lease: int = 0  # claimed by a second owner before the first owner's lease could have run out
+    reopened: int = 0  # claimed again by a second owner after the first had completed it (worked twice)
+    completed_twice: int = 0  # more completions than owners who held it
+    live_takeovers: int = 0  # taken after the lease of an owner that was not killed ran out (allowed)
+
+    @property
+    def violations(self) -> int:
+        return self.under_lease + self.reopened + self.completed_twice
+
+
+def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease: int) -> Twice:
+    """A task may be worked twice only after an expired lease: judged pair by pair of its
+    successive claims by different owners (client times: a claim is made between its call's
+    t0 and t1, and a lease lasts at least `lease` seconds from it)."""
     by_task: dict[int, list[Claim]] = defaultdict(list)
     for c in claims:
         by_task[c.task].append(c)
-    bad = live = 0
-    for cs in by_task.values():
-        cs.sort(key=lambda c: c.t0)
+    finished: dict[tuple[int, str], float] = {}
+    completions: dict[int, int] = defaultdict(int)
+    for d in dones:
+        finished[(d.task, d.owner)] = min(finished.get((d.task, d.owner), d.t1), d.t1)
+        completions[d.task] += 1
+    out = Twice()
+    for tid, cs in by_task.items():
+        cs.sort(key=lambda c: c.t1)
         for before, after in itertools.pairwise(cs):
             if after.owner == before.owner:
                 continue
-            if after.t1 < before.t0 + lease:
-                bad += 1  # the lease (at least `lease` seconds from the claim's commit) surely still ran
-            if before.owner not in killed:
-                live += 1
-    completions: dict[int, int] = defaultdict(int)
-    for d in dones:
-        completions[d.task] += 1
-    bad += sum(n - 1 for n in completions.values() if n > 1)
-    return bad, live
+            if finished.get((tid, before.owner), float("inf")) < after.t0:
+                out.reopened += 1  # a stale list: the task was done when it was claimed again
+            elif after.t1 < before.t0 + lease:
+                out.under_lease += 1
+            elif before.owner not in killed:
+                out.live_takeovers += 1
+        owners = len({c.owner for c in cs})
+        out.completed_twice += max(0, completions[tid] - owners)
+    return out
 
 
 def taken_over(team: Team) -> tuple[int, int]:
@@ -179,7 +197,6 @@ def judge(plan: TeamPlan, team: Team, finished: bool, statuses: dict[int, str], 
     t_end = max((d.t1 for d in log.dones), default=team.t_go)
     makespan = t_end - team.t_go
     killed = {k.owner for k in log.kills}
-    dw, live = double_work(log.claims, log.dones, killed, s.lease)
     holding, over = taken_over(team)
     return TeamResult(
         store=store,
@@ -189,8 +206,7 @@ def judge(plan: TeamPlan, team: Team, finished: bool, statuses: dict[int, str], 
         finished=finished,
         completed_in_store=sum(1 for v in statuses.values() if v == "completed"),
         early_starts=early_starts(plan, log),
-        double_work=dw,
-        live_takeovers=live,
+        twice=worked_twice(log.claims, log.dones, killed, s.lease),
         kills=len(log.kills),
         kills_holding=holding,
         taken_over=over,

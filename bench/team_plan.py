@@ -106,10 +106,13 @@ def make_plan(n: int, seed: int) -> TeamPlan:
     return TeamPlan(n, seed, blocked_by, {i: d / mean for i, d in raw.items()}, len(layers))
 
 
-def lease_for(durations: dict[int, float]) -> int:
-    """A lease no live agent's task outlasts (twice the longest task, and a second for the
+LEASE_FLOOR = 10  # seconds: on a loaded machine a completion can wait seconds for the plan's lock
+
+
+def lease_for(durations: dict[int, float], floor: int = LEASE_FLOOR) -> int:
+    """A lease no live agent's task outlasts (twice the longest task, and time for the
     calls around it), in whole seconds as the server takes it."""
-    return max(1, math.ceil(2 * max(durations.values()) + 1))
+    return max(floor, math.ceil(2 * max(durations.values()) + 1))
 
 
 def seed_team_plan(url: str, plan: TeamPlan) -> str:

@@ -30,9 +30,9 @@ def _row(r: TeamResult) -> list[str]:
         str(r.k),
         f"{r.completed_in_store:,}/{r.tasks:,}" + ("" if r.finished else " (timed out)"),
         str(r.early_starts),
-        str(r.double_work),
+        f"{r.twice.under_lease} / {r.twice.reopened} / {r.twice.completed_twice}",
         f"{r.kills} ({r.taken_over}/{r.kills_holding})",
-        str(r.live_takeovers),
+        str(r.twice.live_takeovers),
         f"{r.makespan:.1f}",
         f"{r.bound:.1f}",
         _f(r.ratio),
@@ -51,7 +51,7 @@ HEADER = [
     "K",
     "completed",
     "early starts",
-    "double work",
+    "worked twice: under a lease / reopened / completed twice",
     "kills (taken over)",
     "live take-overs",
     "makespan s",
@@ -116,7 +116,8 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         f"layers before, a few hubs: fan-out up to {fan_out}), seed {plan.seed}; durations lognormal "
         f"(σ = 0.6, capped at 4× the mean), scaled per K so that total work / K = {cfg.work_seconds:g} s (so "
         "every K makes about as many calls a second). Each agent loops: claim with a lease (2× the longest task "
-        "+ 1 s), sleep the task's duration, complete it. About every "
+        f"+ 1 s, at least {cfg.lease_floor} s: on a loaded machine a completion can wait seconds for the plan), "
+        "sleep the task's duration, complete it. About every "
         f"{cfg.kill_every:g} s a random working agent's server is killed (`kill -9`) and a new agent (a new server, "
         "a new owner) takes its place; the killed agent's task must wait for its lease to run out and be taken over.",
         "",
@@ -124,8 +125,10 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "(one call). **old way**: `TaskList status=ready`, claim the first row by id (`TaskUpdate`); on a "
         "refusal, list again. Nothing ready: the agent waits (¼ of a mean task, doubling to 2×) and asks again.",
         "- Judged from the run's own log (client-side times) and the store's final state: *early starts* = "
-        "claims acknowledged before a blocker's completion was sent; *double work* = a second owner's claim "
-        "before the first owner's lease could have run out, or a task completed twice; *kills (taken over)* = "
+        "claims acknowledged before a blocker's completion was sent; *worked twice* = a second owner's claim "
+        "before the first owner's lease could have run out / a task claimed again by another owner after it "
+        "was completed (a stale ready list: the claim reopens it, as the contract allows) / more completions "
+        "than owners who held it; *kills (taken over)* = "
         "kills, and of the kills of an agent holding a task, those whose task another owner then claimed and "
         "completed; *live take-overs* = tasks taken from an agent that was not killed (its lease ran out while "
         "it worked; allowed, but a sign the lease was short). *bound* = max(critical path, total work / K); "
