@@ -37,6 +37,7 @@ class Report:
     pg: SizeResult | None = None  # the main size again, over --store postgresql://…
     ours_peer: PeerResult | None = None  # ours filled through TaskCreate, run as a peer is
     boards: BoardStreamsResult | None = None  # with --boards
+    team: list[str] = field(default_factory=list)  # the team-of-agents section's lines (bench.team)
     elapsed: float = 0.0
 
     # The smallest and largest plan sizes (for growth), and the size most tables quote:
@@ -79,6 +80,8 @@ class Report:
             out += peers_section(self)
         if self.boards:
             out += ["", *board_streams_section(self.boards)]
+        if self.team:
+            out += ["", "", *self.team]
         out.append(HISTORY_NOTE)
         return "\n".join(self._head()) + "\n".join(out) + "\n"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import shutil
 import sys
 import tempfile
 import time
@@ -67,9 +68,9 @@ class TeamConfig:
 TEAM_QUICK = TeamConfig(
     ks=(2, 4), tasks=80, work_seconds=3.0, kill_every=2.0, stores=("file",), lease_floor=3, deadline=120.0
 )
-TEAM_IN_FULL_RUN = TeamConfig(ks=(16,), deadline=600.0)  # bench.run: the K the targets are set at
+TEAM_IN_FULL_RUN = TeamConfig(ks=(16,), work_seconds=20.0, deadline=600.0)  # bench.run: the K the targets are set at
 TEAM_IN_QUICK_RUN = TeamConfig(
-    ks=(2,), tasks=40, work_seconds=2.0, kill_every=1.5, stores=("file",), lease_floor=2, deadline=60.0
+    ks=(2,), tasks=20, work_seconds=2.0, kill_every=3.0, stores=("file",), lease_floor=2, deadline=60.0
 )
 
 
@@ -216,17 +217,19 @@ async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[st
     return results, notes
 
 
-def run_team_bench(cfg: TeamConfig) -> list[str]:
-    """Every run of `cfg`, bounded by its deadline; the BENCHMARKS.md section's lines."""
-    tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
-    plan = make_plan(cfg.tasks, cfg.seed)
-    try:
-        results, notes = asyncio.run(asyncio.wait_for(run_all(cfg, tmp), cfg.deadline + 120))
-    finally:
-        import shutil
+async def team_bench(cfg: TeamConfig, tmp: Path) -> list[str]:
+    """Every run of `cfg`, bounded by its deadline (a run under way then is stopped); the
+    BENCHMARKS.md section's lines."""
+    results, notes = await asyncio.wait_for(run_all(cfg, tmp), cfg.deadline + cfg.run_timeout())
+    return team_section(results, notes, cfg, make_plan(cfg.tasks, cfg.seed))
 
+
+def run_team_bench(cfg: TeamConfig) -> list[str]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
+    try:
+        return asyncio.run(team_bench(cfg, tmp))
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return team_section(results, notes, cfg, plan)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
 from bench.peers.peers import answer_size, result_text, wire
@@ -143,7 +143,7 @@ class Team:
         self.owner[slot] = owner
         self.agents[slot] = asyncio.create_task(self.agent(slot, owner))
 
-    async def call(self, c: Any, owner: str, tool: str, args: dict[str, Any]) -> CallToolResult:
+    async def call(self, c: Client, owner: str, tool: str, args: dict[str, Any]) -> CallToolResult:
         t0 = time.monotonic()
         written = len(wire({"name": tool, "arguments": args}))
         tid = args.get("taskId")
@@ -162,8 +162,8 @@ class Team:
         self.log.calls.append(Call(owner, tool, t0, time.monotonic(), written, answer_size(r), outcome, task))
         return r
 
-    async def claim_new(self, c: Any, owner: str) -> int | None:
-        args = {"plan": self.s.plan, "taskId": NEXT, "status": "in_progress", "owner": owner}
+    async def claim_new(self, c: Client, owner: str) -> int | None:
+        args: dict[str, Any] = {"plan": self.s.plan, "taskId": NEXT, "status": "in_progress", "owner": owner}
         args["leaseSeconds"] = self.s.lease
         t0 = time.monotonic()
         r = await self.call(c, owner, "TaskUpdate", args)
@@ -171,14 +171,14 @@ class Team:
             return None
         return self._claimed(owner, int((r.structured_content or {})["taskId"]), t0)
 
-    async def claim_old(self, c: Any, owner: str) -> int | None:
+    async def claim_old(self, c: Client, owner: str) -> int | None:
         while not self.done.is_set():
             r = await self.call(c, owner, "TaskList", {"plan": self.s.plan, "status": "ready"})
             rows = [] if r.is_error else (r.structured_content or {}).get("tasks") or []
             if not rows:
                 return None
             tid = int(rows[0]["id"])
-            args = {"plan": self.s.plan, "taskId": tid, "status": "in_progress", "owner": owner}
+            args: dict[str, Any] = {"plan": self.s.plan, "taskId": tid, "status": "in_progress", "owner": owner}
             args["leaseSeconds"] = self.s.lease
             t0 = time.monotonic()
             got = await self.call(c, owner, "TaskUpdate", args)
@@ -204,7 +204,7 @@ class Team:
             finally:
                 life.end = time.monotonic()
 
-    async def work(self, c: Any, slot: int, owner: str) -> None:
+    async def work(self, c: Client, slot: int, owner: str) -> None:
         claim = self.claim_new if self.s.way == "new" else self.claim_old
         misses = 0
         while not self.done.is_set():
