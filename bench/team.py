@@ -41,7 +41,7 @@ from bench.servers import connect  # noqa: E402
 from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
 from bench.team_check import TeamResult, judge  # noqa: E402
 from bench.team_plan import LEASE_FLOOR, TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
-from bench.team_report import replace_section, team_section  # noqa: E402
+from bench.team_report import TARGET_K, replace_section, team_section  # noqa: E402
 from planning_core.stores import open_store  # noqa: E402
 
 STORES = ("file", "pg")
@@ -176,30 +176,20 @@ async def one_run(site: StoreSite, way: str, k: int, plan: TeamPlan, cfg: TeamCo
     return judge(plan, team, finished, final_statuses(url, name), site.kind)
 
 
-async def run_site(
-    site: StoreSite, cfg: TeamConfig, plan: TeamPlan, errlog: TextIO, t_end: float
-) -> tuple[list[TeamResult], list[str]]:
-    results: list[TeamResult] = []
-    notes: list[str] = []
-    ways = list(cfg.ways)
+async def measured_ways(site: StoreSite, cfg: TeamConfig, errlog: TextIO) -> tuple[list[str], list[str]]:
+    """The ways `cfg` asks for that this server has (the new way needs taskId "next"), and notes."""
+    ways, notes = list(cfg.ways), [f"{site.kind}: {site.hosts}"]
     if "new" in ways:
         why = await new_way_available(site, errlog)
         if why:
             ways.remove("new")
             notes.append(f'{site.kind}: the new way is NOT MEASURED: this server refuses taskId "next" ({why})')
-    for k in cfg.ks:
-        for way in ways:
-            if time.monotonic() > t_end:
-                notes.append(f"{site.kind} {way} K={k}: not run (the benchmark's deadline had passed)")
-                continue
-            say(f"[team] {site.kind} {way} way, K={k}: {plan.n:,} tasks, total work / K = {cfg.work_seconds:g} s")
-            r = await one_run(site, way, k, plan, cfg, errlog)
-            say(
-                f"[team]   makespan {r.makespan:.1f} s ({r.ratio:.2f}× bound), {r.violations} violations, "
-                f"{r.per_task(r.wasted):.3f} wasted/task, {r.kills} kills"
-            )
-            results.append(r)
-    return results, notes
+    return ways, notes
+
+
+def run_order(ks: tuple[int, ...]) -> list[int]:
+    """The K the targets are set at first, then the largest: a deadline cuts the cheapest runs."""
+    return sorted(ks, key=lambda k: (k != TARGET_K, -k))
 
 
 async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[str]]:
@@ -208,12 +198,26 @@ async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[st
     results: list[TeamResult] = []
     notes: list[str] = []
     with open(tmp / "servers-stderr.log", "w") as errlog, ExitStack() as stack:
+        sites: list[tuple[StoreSite, list[str]]] = []
         for kind in cfg.stores:
             site = file_site(tmp) if kind == "file" else stack.enter_context(pg_site())
-            notes.append(f"{kind}: {site.hosts}")
-            got, said = await run_site(site, cfg, plan, errlog, t_end)
-            results += got
+            ways, said = await measured_ways(site, cfg, errlog)
+            sites.append((site, ways))
             notes += said
+        for k in run_order(cfg.ks):
+            for site, ways in sites:
+                for way in ways:
+                    if time.monotonic() > t_end:
+                        notes.append(f"{site.kind} {way} K={k}: not run (the benchmark's deadline had passed)")
+                        continue
+                    say(f"[team] {site.kind} {way} way, K={k}: {plan.n:,} tasks, work / K = {cfg.work_seconds:g} s")
+                    r = await one_run(site, way, k, plan, cfg, errlog)
+                    say(
+                        f"[team]   makespan {r.makespan:.1f} s ({r.ratio:.2f}× bound), {r.violations} violations, "
+                        f"{r.per_task(r.wasted):.3f} wasted/task, {r.kills} kills"
+                    )
+                    results.append(r)
+    results.sort(key=lambda r: (cfg.stores.index(r.store), r.way, r.k))
     return results, notes
 
 
