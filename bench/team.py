@@ -19,16 +19,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import shutil
+import signal
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -39,7 +41,7 @@ from mcp import StdioServerParameters  # noqa: E402
 
 from bench.servers import connect  # noqa: E402
 from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
-from bench.team_check import TeamResult, judge  # noqa: E402
+from bench.team_check import TeamResult, Twice, judge  # noqa: E402
 from bench.team_plan import LEASE_FLOOR, TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
 from bench.team_report import TARGET_K, replace_section, team_section  # noqa: E402
 from planning_core.stores import open_store  # noqa: E402
@@ -59,10 +61,11 @@ class TeamConfig:
     seed: int = 7
     lease_floor: int = LEASE_FLOOR  # the shortest lease taken (seconds)
     deadline: float = 1_500.0  # seconds for everything; runs not started by then are reported as not run
+    run_seconds: float = 0.0  # a run not done by then is stopped and reported unfinished (0: from work_seconds)
+    save: str = ""  # a JSON-lines file each run's result is appended to as it ends (--render reads it)
 
     def run_timeout(self) -> float:
-        """A run that is not done by then is stopped and reported unfinished."""
-        return 6 * self.work_seconds + 60
+        return self.run_seconds or 6 * self.work_seconds + 60
 
 
 TEAM_QUICK = TeamConfig(
@@ -192,6 +195,25 @@ def run_order(ks: tuple[int, ...]) -> list[int]:
     return sorted(ks, key=lambda k: (k != TARGET_K, -k))
 
 
+def saved(cfg: TeamConfig, record: dict[str, Any]) -> None:
+    if cfg.save:
+        with open(cfg.save, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def load_saved(path: Path) -> tuple[list[TeamResult], list[str]]:
+    """The results and notes a --save file holds (its last run's notes)."""
+    results, notes = [], []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if "result" in record:
+            fields = record["result"]
+            results.append(TeamResult(**{**fields, "twice": Twice(**fields["twice"])}))
+        elif "note" in record:
+            notes.append(record["note"])
+    return results, list(dict.fromkeys(notes))
+
+
 async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[str]]:
     plan = make_plan(cfg.tasks, cfg.seed)
     t_end = time.monotonic() + cfg.deadline
@@ -217,6 +239,9 @@ async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[st
                         f"{r.per_task(r.wasted):.3f} wasted/task, {r.kills} kills"
                     )
                     results.append(r)
+                    saved(cfg, {"result": asdict(r)})
+    for n in notes:
+        saved(cfg, {"note": n})
     results.sort(key=lambda r: (cfg.stores.index(r.store), r.way, r.k))
     return results, notes
 
@@ -228,10 +253,20 @@ async def team_bench(cfg: TeamConfig, tmp: Path) -> list[str]:
     return team_section(results, notes, cfg, make_plan(cfg.tasks, cfg.seed))
 
 
+async def stoppable(cfg: TeamConfig, tmp: Path) -> list[str]:
+    """team_bench, cancelled by SIGINT or SIGTERM (a background job ignores SIGINT), so that
+    its cleanup runs: every server killed, the namespaces and the cluster removed."""
+    main = asyncio.current_task()
+    assert main is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, main.cancel)
+    return await team_bench(cfg, tmp)
+
+
 def run_team_bench(cfg: TeamConfig) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
     try:
-        return asyncio.run(team_bench(cfg, tmp))
+        return asyncio.run(stoppable(cfg, tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -246,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stores", nargs="+", choices=STORES)
     ap.add_argument("--ways", nargs="+", choices=WAYS)
     ap.add_argument("--deadline", type=float, help="seconds for the whole benchmark")
+    ap.add_argument("--run-seconds", type=float, help="seconds one run may take before it is stopped")
+    ap.add_argument("--save", type=Path, help="append each run's result (JSON lines) to this file")
+    ap.add_argument("--render", type=Path, help="no run: write the section from a --save file (with these options)")
     ap.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md", help="the file whose section is replaced")
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args(argv)
@@ -258,9 +296,15 @@ def main(argv: list[str] | None = None) -> int:
         "stores": tuple(args.stores) if args.stores else None,
         "ways": tuple(args.ways) if args.ways else None,
         "deadline": args.deadline,
+        "run_seconds": args.run_seconds,
+        "save": str(args.save) if args.save else None,
     }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
-    lines = team_section_text(cfg)
+    if args.render:
+        results, notes = load_saved(args.render)
+        lines = "\n".join(team_section(results, notes, cfg, make_plan(cfg.tasks, cfg.seed)))
+    else:
+        lines = team_section_text(cfg)
     print(lines)
     if not args.no_write:
         text = args.out.read_text() if args.out.exists() else ""

@@ -131,6 +131,7 @@ class Team:
         self.owner: dict[int, str] = {}
         self.connected = 0
         self.t_go = 0.0
+        self.t_stop = 0.0  # when the run stopped: the plan done, or its time up
         self.killing: set[int] = set()  # slots being killed and replaced now
         self.incarnations = dict.fromkeys(range(setup.k), 0)
         self.crashes: list[str] = []  # agents that ended unasked (their server died under a call)
@@ -292,6 +293,7 @@ async def run_team(setup: TeamSetup, timeout: float) -> tuple[Team, bool]:
         killer = asyncio.create_task(team.killer())
         await team.supervise(time.monotonic() + timeout)
         finished = team.done.is_set()
+        team.t_stop = time.monotonic()
     finally:
         team.done.set()
         for t in [*([killer] if killer else []), *team.agents.values()]:

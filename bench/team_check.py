@@ -28,7 +28,8 @@ class TeamResult:
     twice: Twice  # tasks worked by more than one owner
     kills: int
     kills_holding: int  # kills of an agent that was working on a task
-    taken_over: int  # of those, tasks another owner claimed and completed afterwards
+    taken_over: int  # of those, tasks another owner claimed after the kill
+    not_taken_over: int  # of those, tasks no one claimed although the lease had long run out
     makespan: float
     bound: float
     critical_path: float
@@ -43,9 +44,13 @@ class TeamResult:
     note: str = ""
 
     @property
+    def unfinished(self) -> int:
+        return self.tasks - self.completed_in_store
+
+    @property
     def violations(self) -> int:
-        missing = self.tasks - self.completed_in_store
-        return missing + self.early_starts + self.twice.violations + (self.kills_holding - self.taken_over)
+        """What must never happen, however slow the run (unfinished tasks are counted apart)."""
+        return self.early_starts + self.twice.violations + self.not_taken_over
 
     @property
     def ratio(self) -> float:
@@ -115,16 +120,21 @@ def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease
     return out
 
 
-def taken_over(team: Team) -> tuple[int, int]:
-    """(kills of an agent holding a task, of those whose task another owner then claimed and completed)."""
+def taken_over(team: Team) -> tuple[int, int, int]:
+    """(kills of an agent holding a task; of those, tasks another owner claimed after the kill;
+    and those left alone although their lease had run out a lease's length before the run
+    stopped: the ones no one took over)."""
     holding = [k for k in team.log.kills if k.task is not None]
-    done_by = {(d.task, d.owner) for d in team.log.dones}
-    ok = 0
+    ok = lost = 0
     for k in holding:
-        later = [c for c in team.log.claims if c.task == k.task and c.owner != k.owner and c.t1 > k.t]
-        if any((c.task, c.owner) in done_by for c in later):
+        if any(c.task == k.task and c.owner != k.owner and c.t1 > k.t for c in team.log.claims):
             ok += 1
-    return len(holding), ok
+            continue
+        mine = [c for c in team.log.claims if c.task == k.task and c.owner == k.owner]
+        lease_end = max((c.lease_end for c in mine), default=k.t)
+        if lease_end + team.s.lease < team.t_stop:
+            lost += 1
+    return len(holding), ok, lost
 
 
 def _ready_deltas(plan: TeamPlan, log: Log, t_go: float) -> list[tuple[float, int]]:
@@ -197,7 +207,7 @@ def judge(plan: TeamPlan, team: Team, finished: bool, statuses: dict[int, str], 
     t_end = max((d.t1 for d in log.dones), default=team.t_go)
     makespan = t_end - team.t_go
     killed = {k.owner for k in log.kills}
-    holding, over = taken_over(team)
+    holding, over, lost = taken_over(team)
     return TeamResult(
         store=store,
         way=s.way,
@@ -210,6 +220,7 @@ def judge(plan: TeamPlan, team: Team, finished: bool, statuses: dict[int, str], 
         kills=len(log.kills),
         kills_holding=holding,
         taken_over=over,
+        not_taken_over=lost,
         makespan=makespan,
         bound=plan.bound(s.durations, s.k),
         critical_path=plan.critical_path(s.durations),

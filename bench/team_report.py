@@ -31,7 +31,7 @@ def _row(r: TeamResult) -> list[str]:
         f"{r.completed_in_store:,}/{r.tasks:,}" + ("" if r.finished else " (timed out)"),
         str(r.early_starts),
         f"{r.twice.under_lease} / {r.twice.reopened} / {r.twice.completed_twice}",
-        f"{r.kills} ({r.taken_over}/{r.kills_holding})",
+        f"{r.kills} ({r.taken_over}/{r.kills_holding}, {r.not_taken_over} lost)",
         str(r.twice.live_takeovers),
         f"{r.makespan:.1f}",
         f"{r.bound:.1f}",
@@ -74,6 +74,9 @@ def _targets(results: list[TeamResult], stores: tuple[str, ...]) -> list[list[st
     rows = []
     bad = sum(r.violations for r in results)
     rows.append(["0 violations (every run, both ways)", f"{bad}", "met" if bad == 0 and results else "MISSED"])
+    left = [r for r in results if r.unfinished]
+    done = "; ".join(f"{r.store} {r.way} K={r.k}: {r.completed_in_store:,}/{r.tasks:,} when stopped" for r in left)
+    rows.append(["every task completed (every run)", done or "all", "MISSED" if left or not results else "met"])
     k = TARGET_K if _pick(results, k=TARGET_K) else max((r.k for r in results), default=0)
     for store in stores:
         new = _pick(results, store=store, way="new", k=k)
@@ -129,8 +132,9 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "before the first owner's lease could have run out / a task claimed again by another owner after it "
         "was completed (a stale ready list: the claim reopens it, as the contract allows) / more completions "
         "than owners who held it; *kills (taken over)* = "
-        "kills, and of the kills of an agent holding a task, those whose task another owner then claimed and "
-        "completed; *live take-overs* = tasks taken from an agent that was not killed (its lease ran out while "
+        "kills, and of the kills of an agent holding a task, those whose task another owner then claimed, and "
+        "those no one claimed although the lease had run out a lease's length before the run "
+        "stopped (lost); *live take-overs* = tasks taken from an agent that was not killed (its lease ran out while "
         "it worked; allowed, but a sign the lease was short). *bound* = max(critical path, total work / K); "
         "*wasted* = refusals and empty answers (an empty ready list, nothing to claim); *idle while ready* = "
         "the agent-seconds during which an agent was not working (its calls included) while a task was ready "

@@ -21,8 +21,8 @@ def _check(r: TeamResult) -> None:
     assert r.early_starts == 0
     assert r.twice.violations == 0, r.twice
     assert r.kills >= 1 and r.kills_holding >= 1, "the run killed no working agent: it tested no take-over"
-    assert r.taken_over == r.kills_holding
-    assert r.violations == 0
+    assert r.taken_over == r.kills_holding and r.not_taken_over == 0
+    assert r.violations == 0 and r.unfinished == 0
     # Every task cost at least a claim and a completion, each read and written.
     assert r.calls >= 2 * r.tasks and r.chars_read > 0 and r.chars_written > 0
     assert r.bound > 0 and r.makespan >= r.bound * 0.99
