@@ -1,7 +1,8 @@
 """Promise: N agents racing to claim one task through N real servers on one store: exactly
 one wins, every time (issue 10 §3; the peers' users measured 2 to 7 winners out of 8).
 With a 1 s lease the claim runs out, the task comes back as ready, and exactly one of
-the others takes it over, the hand-over kept in the task's metadata.
+the others takes it over, the hand-over kept in the task's metadata. And 32 agents
+claiming "the next task" through the same servers at once get 32 different tasks.
 
 Each agent is a real `python -m server --store URL` over stdio, spoken to in raw
 JSON-RPC lines; a round sends the same claim to every server back to back, before
@@ -40,6 +41,7 @@ class Agent:
         self.log = log
         self.pending = b""
         self.next_id = 0
+        self.early: dict[int, dict[str, Any]] = {}  # answers read while waiting for another
         with log.open("wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "server", "--store", url],
@@ -70,8 +72,10 @@ class Agent:
             while b"\n" in self.pending:
                 line, self.pending = self.pending.split(b"\n", 1)
                 msg: dict[str, Any] = json.loads(line)
-                if msg.get("id") == rid and "method" not in msg:
-                    return msg
+                if "method" not in msg and isinstance(msg.get("id"), int):
+                    self.early[msg["id"]] = msg  # several calls may be in flight, answered in any order
+            if rid in self.early:
+                return self.early.pop(rid)
             left = deadline - time.monotonic()
             ready, _, _ = select.select([fd], [], [], max(left, 0))
             assert ready, f"{self.name}: no answer within {timeout}s; stderr: {self.log.read_text()}"
@@ -223,3 +227,46 @@ def test_a_lease_that_is_not_a_whole_number_of_seconds_in_range_is_refused(agent
     )
     assert not ok and "leaseSeconds" in text, text
     assert (task(a, plan, tid)["status"], task(a, plan, tid)["owner"]) == ("pending", "")
+
+
+CLAIMERS = 32  # agents, spread over the servers: each sends one claim of the next task
+
+
+def test_32_agents_claiming_the_next_task_at_once_get_32_different_tasks(agents: list[Agent]) -> None:
+    """32 agents (four on each server) each send one `taskId: "next"` claim, all written
+    before any answer is read: every one gets a task of its own, in one call, with no
+    refusal to retry after. One more claim then hears that nothing is ready, and which
+    owners' tasks the rest waits for."""
+    first = agents[0]
+    ok, text, data = first.call(
+        "PlanCreate",
+        {
+            "title": "Team",
+            "analysis": "a",
+            "approach": "b",
+            "name": "team",
+            "date": "2026-05-28",
+            # One more task, blocked by all the others: it waits for the 32 claims.
+            "tasks": [{"subject": f"part {n}"} for n in range(CLAIMERS)]
+            + [{"subject": "after all", "blockedBy": list(range(1, CLAIMERS + 1))}],
+        },
+    )
+    assert ok, text
+    plan = str(data["plan"]["name"])
+    claim = {"taskId": "next", "status": "in_progress", "leaseSeconds": 600, "plan": plan}
+    sent = [(n, agents[n % AGENTS]) for n in range(CLAIMERS)]
+    rids = [(n, a, a.start_call("TaskUpdate", {**claim, "owner": f"claimer{n}"})) for n, a in sent]
+    got: dict[str, int] = {}
+    for n, a, rid in rids:
+        ok, text, data = a.result(rid)
+        assert ok, (n, text)
+        assert text.splitlines()[0] == f"Updated task #{data['taskId']} status, owner, leaseSeconds, leaseExpiresAt"
+        got[f"claimer{n}"] = int(data["taskId"])
+    assert sorted(got.values()) == list(range(1, CLAIMERS + 1)), got
+    ok, board, data = agents[5].call("TaskList", {"plan": plan, "status": "in_progress", "limit": 100})
+    assert ok, board
+    assert {row["owner"]: row["id"] for row in data["tasks"]} == got
+    ok, text, _ = agents[3].call("TaskUpdate", {**claim, "owner": "latecomer"})
+    waits = f"No task to claim in plan {plan}: 1 task waits for the {CLAIMERS} in progress"
+    assert not ok and text.startswith(waits), text
+    assert "#1 (claimer" in text and "lease runs out at" in text and "Wait, and call again" in text, text
