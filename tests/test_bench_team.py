@@ -7,12 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.team import TeamConfig, run_all
-from bench.team_agents import kill_leftovers
-from bench.team_check import TeamResult
+from bench.team_agents import Claim, Done, Log, kill_leftovers
+from bench.team_check import TeamResult, early_starts, worked_twice
 from bench.team_plan import make_plan
 from bench.team_report import HEADING, replace_section, team_section
+from tests.support.waits import bound
 
-TINY = TeamConfig(ks=(2,), tasks=20, work_seconds=3.0, kill_every=3.0, stores=("file",), lease_floor=2, deadline=90)
+# Seconds of work, a kill every 3 s and 2 s leases are what the run is; the deadlines are bounds.
+TINY = TeamConfig(
+    ks=(2,),
+    tasks=20,
+    work_seconds=3.0,
+    kill_every=3.0,
+    stores=("file",),
+    lease_floor=2,
+    deadline=bound(60),
+    run_seconds=bound(30),
+)
 
 
 def _check(r: TeamResult) -> None:
@@ -45,3 +56,26 @@ async def test_a_tiny_team_finishes_the_plan_with_no_violation_on_both_ways(tmp_
     assert page.index("## X") < page.index(HEADING) < page.index("## History")
     assert replace_section(page, section) == page
     assert kill_leftovers("team_") == 0, "a server of the run outlived it"
+
+
+def test_the_judge_counts_each_kind_of_violation_it_is_shown() -> None:
+    """The counters are not vacuous: a log with a task started before its blocker was done,
+    a completed task claimed again by a stale list, and a claim under another owner's
+    running lease, is judged to hold exactly those."""
+    plan = make_plan(20, 7)
+    blocked = next(i for i, b in plan.blocked_by.items() if b)
+    blocker = plan.blocked_by[blocked][0]
+    log = Log(
+        claims=[
+            Claim("a", blocker, 0.0, 0.1, 10.0),
+            Claim("b", blocked, 0.2, 0.3, 10.0),  # before `blocker` was completed (at 1.0)
+            Claim("c", blocker, 2.0, 2.1, 12.0),  # `blocker` was completed at 1.1: a stale list reopens it
+            Claim("d", 5, 3.0, 3.1, 13.0),
+            Claim("e", 5, 4.0, 4.1, 14.0),  # d's 5 s lease still ran
+        ],
+        dones=[Done("a", blocker, 0.1, 1.0, 1.1), Done("b", blocked, 0.3, 1.2, 1.3)],
+    )
+    assert early_starts(plan, log) == 1
+    twice = worked_twice(log.claims, log.dones, killed=set(), lease=5)
+    assert (twice.reopened, twice.under_lease, twice.completed_twice) == (1, 1, 0)
+    assert twice.violations == 2
