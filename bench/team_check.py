@@ -82,7 +82,7 @@ class Twice:
     """Tasks worked by more than one owner, by why."""
 
     under_lease: int = 0  # claimed by a second owner before the first owner's lease could have run out
-    reopened: int = 0  # claimed again by a second owner after the first had completed it (worked twice)
+    reopened: int = 0  # claimed again by a second owner after the first's completion was sent (worked twice)
     completed_twice: int = 0  # more completions than owners who held it
     live_takeovers: int = 0  # taken after the lease of an owner that was not killed ran out (allowed)
 
@@ -101,7 +101,7 @@ def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease
     finished: dict[tuple[int, str], float] = {}
     completions: dict[int, int] = defaultdict(int)
     for d in dones:
-        finished[(d.task, d.owner)] = min(finished.get((d.task, d.owner), d.t1), d.t1)
+        finished[(d.task, d.owner)] = min(finished.get((d.task, d.owner), d.t0), d.t0)  # sent
         completions[d.task] += 1
     out = Twice()
     for tid, cs in by_task.items():
@@ -109,8 +109,9 @@ def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease
         for before, after in itertools.pairwise(cs):
             if after.owner == before.owner:
                 continue
-            if finished.get((tid, before.owner), float("inf")) < after.t0:
-                out.reopened += 1  # a stale list: the task was done when it was claimed again
+            if finished.get((tid, before.owner), float("inf")) < after.t1:
+                # The first owner's completion may have been made first: a stale list's claim reopened it.
+                out.reopened += 1
             elif after.t1 < before.t0 + lease:
                 out.under_lease += 1
             elif before.owner not in killed:

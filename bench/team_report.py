@@ -129,8 +129,8 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "refusal, list again. Nothing ready: the agent waits (¼ of a mean task, doubling to 2×) and asks again.",
         "- Judged from the run's own log (client-side times) and the store's final state: *early starts* = "
         "claims acknowledged before a blocker's completion was sent; *worked twice* = a second owner's claim "
-        "before the first owner's lease could have run out / a task claimed again by another owner after it "
-        "was completed (a stale ready list: the claim reopens it, as the contract allows) / more completions "
+        "before the first owner's lease could have run out / a task claimed again by another owner after its "
+        "completion was sent (a stale ready list: the claim reopens it, as the contract allows) / more completions "
         "than owners who held it; *kills (taken over)* = "
         "kills, and of the kills of an agent holding a task, those whose task another owner then claimed, and "
         "those no one claimed although the lease had run out a lease's length before the run "
