@@ -30,10 +30,12 @@ def _check(r: TeamResult) -> None:
     assert r.finished, f"{r.way}: the plan was not done in time"
     assert r.completed_in_store == r.tasks == 20
     assert r.early_starts == 0
-    assert r.twice.violations == 0, r.twice
+    assert r.twice.under_lease == r.twice.completed_twice == 0, r.twice
+    # A stale ready list may reopen a task just completed (the old way's hazard); the new way never does.
+    assert r.twice.reopened == 0 or r.way == "old", r.twice
     assert r.kills >= 1 and r.kills_holding >= 1, "the run killed no working agent: it tested no take-over"
     assert r.taken_over == r.kills_holding and r.not_taken_over == 0
-    assert r.violations == 0 and r.unfinished == 0
+    assert r.violations == r.twice.reopened and r.unfinished == 0
     # Every task cost at least a claim and a completion, each read and written.
     assert r.calls >= 2 * r.tasks and r.chars_read > 0 and r.chars_written > 0
     assert r.bound > 0 and r.makespan >= r.bound * 0.99
