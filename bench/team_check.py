@@ -98,27 +98,36 @@ def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease
     by_task: dict[int, list[Claim]] = defaultdict(list)
     for c in claims:
         by_task[c.task].append(c)
-    finished: dict[tuple[int, str], float] = {}
+    sent: dict[tuple[int, str], Done] = {}
     completions: dict[int, int] = defaultdict(int)
     for d in dones:
-        finished[(d.task, d.owner)] = min(finished.get((d.task, d.owner), d.t0), d.t0)  # sent
+        if (d.task, d.owner) not in sent or d.t0 < sent[(d.task, d.owner)].t0:
+            sent[(d.task, d.owner)] = d
         completions[d.task] += 1
     out = Twice()
     for tid, cs in by_task.items():
         cs.sort(key=lambda c: c.t1)
         for before, after in itertools.pairwise(cs):
-            if after.owner == before.owner:
-                continue
-            if finished.get((tid, before.owner), float("inf")) < after.t1:
-                # The first owner's completion may have been made first: a stale list's claim reopened it.
-                out.reopened += 1
-            elif after.t1 < before.t0 + lease:
-                out.under_lease += 1
-            elif before.owner not in killed:
-                out.live_takeovers += 1
+            if after.owner != before.owner:
+                _judge_pair(out, before, after, sent.get((tid, before.owner)), killed, lease)
         owners = len({c.owner for c in cs})
         out.completed_twice += max(0, completions[tid] - owners)
     return out
+
+
+def _judge_pair(out: Twice, before: Claim, after: Claim, done: Done | None, killed: set[str], lease: int) -> None:
+    """One hand-over of a task from `before`'s owner to `after`'s. While the first lease surely
+    ran only a completed task could be claimed again (a reopen); once it may have run out, a
+    completion still in flight is a take-over racing it, not a reopen."""
+    lease_ran = after.t1 < before.t0 + lease
+    completing = done is not None and done.t0 < after.t1
+    completed = done is not None and done.t1 < after.t0
+    if completing and (lease_ran or completed):
+        out.reopened += 1  # a stale ready list: the claim reopened a completed task
+    elif lease_ran:
+        out.under_lease += 1
+    elif before.owner not in killed:
+        out.live_takeovers += 1
 
 
 def taken_over(team: Team) -> tuple[int, int, int]:
