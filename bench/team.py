@@ -249,6 +249,7 @@ async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[st
 async def team_bench(cfg: TeamConfig, tmp: Path) -> list[str]:
     """Every run of `cfg`, bounded by its deadline (a run under way then is stopped); the
     BENCHMARKS.md section's lines."""
+    tmp.mkdir(parents=True, exist_ok=True)
     results, notes = await asyncio.wait_for(run_all(cfg, tmp), cfg.deadline + cfg.run_timeout())
     return team_section(results, notes, cfg, make_plan(cfg.tasks, cfg.seed))
 
