@@ -31,6 +31,8 @@ class Report(RunResults):
             out += peers_section(self)
         if self.boards:
             out += ["", *board_streams_section(self.boards)]
+        if self.team:
+            out += ["", "", *self.team]
         return ("\n".join(self._head()) + "\n".join(out)).rstrip("\n") + "\n"
 
     def _head(self) -> list[str]:

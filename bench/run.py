@@ -1,7 +1,7 @@
 """The planning-mcp benchmark harness.
 
-    python -m bench.run [--quick] [--peers] [--boards] [--out PATH]      (from the repo root)
-    python bench/run.py  [--quick] [--peers] [--boards] [--out PATH]
+    python -m bench.run [--quick] [--peers] [--boards] [--no-team] [--out PATH]      (from the repo root)
+    python bench/run.py  [--quick] [--peers] [--boards] [--no-team] [--out PATH]
 
 Every server (ours, the echo floor, the peers) is a real subprocess driven by the
 real SDK client (`mcp.Client`) over stdio, in the 2025 `legacy` mode (initialize
@@ -22,6 +22,8 @@ config (how much work), servers (starting and reaching them), measure (series an
 floor), workloads (our server's runs), service (PlanList over 10 plans, change notices,
 idle CPU), board_streams (TaskList beside open board pages, with --boards), pgcluster
 (the throwaway PostgreSQL for the PostgreSQL column), shared_writers, peers_run, machine,
+team (a team of agents on one plan: here only K = 16, both ways and stores, bench.team.TEAM_IN_FULL_RUN,
+a few minutes; --quick: K = 2 on 20 tasks; `python -m bench.team` alone runs K = 1, 4, 16, 32),
 report (+ report_targets, report_peers, mdtable; the history of how the figures moved is
 hand-written in docs/history.md).
 """
@@ -36,6 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,7 @@ from bench.report import Report  # noqa: E402
 from bench.servers import connect, echo_params, find_pid, ours_params, vm_kb  # noqa: E402
 from bench.service import run_service  # noqa: E402
 from bench.shared_writers import shared_writers  # noqa: E402
+from bench.team import TEAM_IN_FULL_RUN, TEAM_IN_QUICK_RUN, team_bench  # noqa: E402
 from bench.workloads import OP_ORDER, WRITE_FILES, durable_write_floor, run_size, startup  # noqa: E402
 
 
@@ -142,6 +146,13 @@ async def main_async(args: argparse.Namespace) -> Report:
             for k in cfg.writers:
                 say(f"[bench] shared writers K={k} × {cfg.per_writer}")
                 report.writers.append(await shared_writers(k, cfg.per_writer, tmp, log))
+
+        if not args.no_team:
+            team = TEAM_IN_QUICK_RUN if args.quick else TEAM_IN_FULL_RUN
+            if args.no_pg:
+                team = replace(team, stores=("file",))
+            say(f"[bench] a team of agents on one plan: K = {team.ks}, {team.tasks:,} tasks, {', '.join(team.stores)}")
+            report.team = await team_bench(team, tmp / "team")
     finally:
         if args.keep:
             print(f"[bench] kept {tmp}", file=sys.stderr)
@@ -159,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", help="override the plan sizes")
     ap.add_argument("--boards", action="store_true", help="also time TaskList beside open board streams")
     ap.add_argument("--no-pg", action="store_true", help="leave out the PostgreSQL column (no cluster started)")
+    ap.add_argument("--no-team", action="store_true", help="leave out the team-of-agents section (bench.team)")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder (roots, server stderr)")
     args = ap.parse_args(argv)
     report = asyncio.run(main_async(args))
