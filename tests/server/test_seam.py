@@ -18,7 +18,11 @@ BACKENDS = ("FileStore", "MemoryStore", "PostgresStore")
 FILEIO = SERVER.parent / "planning_core" / "fileio"  # a leaf: the standard library only
 # `git-setup` installs git's merge driver for the committed file layout: files by nature.
 GIT_SETUP = "git_setup.py"
-FILE_LAYOUT_MODULES = ("planning_core.stores.files.gitmerge", "planning_core.stores.files.taskfiles")
+FILE_LAYOUT_MODULES = (
+    "planning_core.stores.files.gitmerge",
+    "planning_core.stores.files.historylog",
+    "planning_core.stores.files.taskfiles",
+)
 
 
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
