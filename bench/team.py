@@ -42,39 +42,12 @@ from mcp import StdioServerParameters  # noqa: E402
 from bench.servers import connect  # noqa: E402
 from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
 from bench.team_check import TeamResult, Twice, judge  # noqa: E402
-from bench.team_plan import LEASE_FLOOR, TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
+from bench.team_config import STORES, TEAM_IN_FULL_RUN, TEAM_IN_QUICK_RUN, TEAM_QUICK, TeamConfig  # noqa: E402,F401
+from bench.team_plan import TeamPlan, lease_for, make_plan, seed_team_plan  # noqa: E402
 from bench.team_report import TARGET_K, replace_section, team_section  # noqa: E402
 from planning_core.stores import open_store  # noqa: E402
 
-STORES = ("file", "pg")
 HOSTS = 3  # the PostgreSQL servers' hosts
-
-
-@dataclass(frozen=True)
-class TeamConfig:
-    ks: tuple[int, ...] = (1, 4, 16, 32)
-    tasks: int = 1_000
-    work_seconds: float = 30.0  # total work / K, per run (durations are scaled per K)
-    kill_every: float = 3.0  # seconds between kills, ±30 %
-    stores: tuple[str, ...] = STORES
-    ways: tuple[str, ...] = WAYS
-    seed: int = 7
-    lease_floor: int = LEASE_FLOOR  # the shortest lease taken (seconds)
-    deadline: float = 1_500.0  # seconds for everything; runs not started by then are reported as not run
-    run_seconds: float = 0.0  # a run not done by then is stopped and reported unfinished (0: from work_seconds)
-    save: str = ""  # a JSON-lines file each run's result is appended to as it ends (--render reads it)
-
-    def run_timeout(self) -> float:
-        return self.run_seconds or 6 * self.work_seconds + 60
-
-
-TEAM_QUICK = TeamConfig(
-    ks=(2, 4), tasks=80, work_seconds=3.0, kill_every=2.0, stores=("file",), lease_floor=3, deadline=120.0
-)
-TEAM_IN_FULL_RUN = TeamConfig(ks=(16,), work_seconds=20.0, deadline=600.0)  # bench.run: the K the targets are set at
-TEAM_IN_QUICK_RUN = TeamConfig(
-    ks=(2,), tasks=20, work_seconds=2.0, kill_every=3.0, stores=("file",), lease_floor=2, deadline=60.0
-)
 
 
 def say(*a: object) -> None:

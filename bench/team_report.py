@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from bench.mdtable import table
 
 if TYPE_CHECKING:
-    from bench.team import TeamConfig
     from bench.team_check import TeamResult
+    from bench.team_config import TeamConfig
     from bench.team_plan import TeamPlan
 
 HEADING = "## A team of agents on one plan"

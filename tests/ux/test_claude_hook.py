@@ -54,7 +54,11 @@ def test_session_start_gives_the_active_plans_block(project: Path, seeded: str, 
     assert rc == 0
     data = json.loads(printed)
     assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert context(printed) == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
+    block, since = context(printed).split("\n\n")
+    assert block == f'# Active Plans\n- {PLAN_NAME} [2/4 done] current: "Add login endpoint"'
+    # A new session: what happened in the last day (the seed's own changes), after the block.
+    assert since.splitlines()[0].startswith("Since ") and len(since.splitlines()) == 3
+    assert since.splitlines()[2] == f"- claimed (1): {PLAN_NAME} #3 'Add login endpoint' by alice"
 
 
 def test_session_start_event_from_the_payload_and_from_a_subfolder(project: Path, seeded: str) -> None:
@@ -337,10 +341,10 @@ def test_the_active_plans_block_lists_an_unreadable_plan_as_the_server_does(tmp_
     finally:
         bad.chmod(0o755)
         shutil.rmtree(base, ignore_errors=True)
-    lines = hook.split("\n")
+    lines = hook.split("\n\n")[0].split("\n")  # the block (the day's changes follow it)
     assert lines[:2] == ["# Active Plans", f'- {name} [2/4 done] current: "Add login endpoint"']
     assert len(lines) == 3 and lines[2].startswith("- 2026-05-29-bad ")
-    assert hook == served
+    assert hook.split("\n\n")[0] == served
 
 
 def test_the_hook_takes_the_store_as_every_command_does(
