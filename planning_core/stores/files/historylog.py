@@ -40,6 +40,10 @@ SEGMENT_BYTES = 4 * 1024 * 1024  # a segment rotates past this (about 25,000 ent
 SEGMENTS = 4  # segments kept: history.jsonl, history.1.jsonl … history.3.jsonl
 SEGMENT_NAMES = (LOG, *(f"history.{i}.jsonl" for i in range(1, SEGMENTS)))
 GITIGNORE_LINE = "history*.jsonl"
+# TaskGet looks for a task's last events in the newest part of the log only (some thousands
+# of entries), so its cost stays that of a read of a bounded tail however long the plan has
+# lived; `planning-mcp log` pages through all of it.
+TASK_EVENTS_SCAN = 256 * 1024
 _FIRST_CHUNK = 16 * 1024
 _CHUNK = 1024 * 1024
 _DONE_TAIL = b',"done":1}'
@@ -272,9 +276,13 @@ def _lines(block: bytes, wanted: tuple[bytes, ...] | None) -> list[bytes]:
     return found
 
 
-def _records(folder: str, wanted: tuple[bytes, ...] | None = None) -> Iterator[dict[str, Any]]:
+def _records(
+    folder: str, wanted: tuple[bytes, ...] | None = None, budget: int | None = None
+) -> Iterator[dict[str, Any]]:
     """Every record, newest first; with `wanted`, only the lines it matches (and the void
-    markers): a task's events are found without parsing every line."""
+    markers): a task's events are found without parsing every line. With `budget`, only the
+    newest blocks up to about that many bytes are read."""
+    read = 0
     for name in SEGMENT_NAMES:
         for block in _chunks_backwards(os.path.join(folder, name)):
             for line in _lines(block, wanted):
@@ -286,6 +294,9 @@ def _records(folder: str, wanted: tuple[bytes, ...] | None = None) -> Iterator[d
                     continue  # a torn line a power loss left
                 if isinstance(value, dict) and isinstance(value.get("seq"), int):
                     yield value
+            read += len(block)
+            if budget is not None and read >= budget:
+                return  # the blocks grow from the end (16 KiB, ×4 each): a bounded tail
 
 
 def _last_record(folder: str) -> dict[str, Any] | None:
@@ -302,11 +313,13 @@ def _last_record(folder: str) -> dict[str, Any] | None:
     return None
 
 
-def entries(folder: str, *, archived: bool, wanted: tuple[bytes, ...] | None = None) -> Iterator[tuple[int, Entry]]:
+def entries(
+    folder: str, *, archived: bool, wanted: tuple[bytes, ...] | None = None, budget: int | None = None
+) -> Iterator[tuple[int, Entry]]:
     """Every entry that counts, newest first: not voided (a marker follows its entry, so
     it is read first), and an archive's only once the folder is in done/."""
     void: set[int] = set()
-    for record in _records(folder, wanted):
+    for record in _records(folder, wanted, budget):
         seq = record["seq"]
         if "void" in record:
             void.add(seq)
@@ -320,7 +333,8 @@ def page(plan: str, folder: str, *, archived: bool, limit: int, cursor: str | No
 
 def task_events(plan: str, folder: str, task_id: int, *, archived: bool, limit: int) -> list[Logged]:
     wanted = (b'"task":%d,' % task_id, b'"task":%d}' % task_id, b'"void":')
-    return history.task_of(plan, entries(folder, archived=archived, wanted=wanted), task_id, limit)
+    found = entries(folder, archived=archived, wanted=wanted, budget=TASK_EVENTS_SCAN)
+    return history.task_of(plan, found, task_id, limit)
 
 
 def since(plan: str, folder: str, start: str, limit: int) -> list[Logged]:
