@@ -30,3 +30,15 @@ async def test_every_tool_parameter_is_in_the_readme_tool_table() -> None:
     unlisted = {t.name for t in listed} - set(rows)
     assert not unlisted, f"tools without a README row: {unlisted}"
     assert not {k: v for k, v in missing.items() if v}, f"parameters missing from the README's tool table: {missing}"
+
+
+README_BYTES = 12_000  # a user's page: the deeper text belongs in docs/
+LINK = re.compile(r"\]\(((?:docs/)?[A-Za-z0-9_.-]+\.(?:md|json|example))(?:#[^)]*)?\)")
+
+
+def test_the_readme_stays_a_page_and_its_links_lead_somewhere() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.encode()) <= README_BYTES, "README.md grew past a page: move the detail to docs/"
+    targets = {m[1] for m in LINK.finditer(text)}
+    assert "docs/running.md" in targets
+    assert not [t for t in targets if not (REPO / t).is_file()], "README links to files that do not exist"
