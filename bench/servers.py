@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -43,8 +44,8 @@ def connect(params: StdioServerParameters, errlog: TextIO) -> Client:
     return Client(stdio_client(params, errlog=errlog), mode=CLIENT_MODE, cache=None)
 
 
-def find_pid(marker: str) -> int | None:
-    """The pid of the process whose command line contains `marker` (not us)."""
+def processes() -> Iterator[tuple[int, list[bytes]]]:
+    """Every other process's pid and command line (from /proc; gone ones skipped)."""
     me = os.getpid()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == me:
@@ -54,9 +55,12 @@ def find_pid(marker: str) -> int | None:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if marker.encode() in argv:
-            return int(entry.name)
-    return None
+        yield int(entry.name), argv
+
+
+def find_pid(marker: str) -> int | None:
+    """The pid of the process whose command line contains `marker` (not us)."""
+    return next((pid for pid, argv in processes() if marker.encode() in argv), None)
 
 
 def vm_kb(pid: int | None, key: str = "VmHWM") -> int | None:

@@ -26,7 +26,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
 from bench.peers.peers import answer_size, result_text, wire
-from bench.servers import connect, find_pid
+from bench.servers import connect, find_pid, processes
 
 WAYS = ("new", "old")
 MARKER = "planning_bench_agent"  # a `python -X` option naming an agent's server process (CPython ignores it)
@@ -308,17 +308,10 @@ def kill_leftovers(run_tag: str) -> int:
     """SIGKILL any agent server of this run still alive (found by its marker): every
     process ends with the run, even after an error. How many were left."""
     prefix = f"{MARKER}={run_tag}-".encode()
-    me, left = os.getpid(), 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
+    left = 0
+    for pid, argv in processes():
         if any(a.startswith(prefix) for a in argv):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(int(entry.name), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
                 left += 1
     return left
