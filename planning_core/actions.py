@@ -181,6 +181,8 @@ class Actions:
         change = self.planner.update_task(name, task_id, patch)
         todo_reset = (change.started or change.completed) and session.todo.clear()
         text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
+        if change.task is not None and update.is_next_claim(task_id, patch):
+            text += "\n" + render.claimed_line(change.task)
         if todo_reset:
             text += "\n" + TODO_RESET_NOTE
         data = TaskUpdated(

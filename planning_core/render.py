@@ -190,6 +190,11 @@ def created_text(task: Task) -> str:
     return f"Task #{task.id} created successfully: {escape(task.subject)}"
 
 
+def claimed_line(task: Task) -> str:
+    """What a claim of the next task adds to its answer: which task the agent now works on."""
+    return f"Claimed: #{task.id} {escape(task.subject)} (TaskGet #{task.id} for its description)"
+
+
 def updated_text(
     task_id: int,
     changed: Sequence[str],

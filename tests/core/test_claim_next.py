@@ -105,6 +105,9 @@ def test_the_claim_answers_like_any_claim(planner: Planner) -> None:
     session = Session()
     outcome = actions.task_update(session, "next", plan, status="in_progress", owner="alice", lease_seconds=60)
     assert outcome.text.splitlines()[0] == "Updated task #2 status, owner, leaseSeconds, leaseExpiresAt"
+    # ... and says which task it took, so the agent need not look it up before starting.
+    subject = planner.get_task(plan, 2).subject
+    assert outcome.text.splitlines()[1] == f"Claimed: #2 {subject} (TaskGet #2 for its description)"
     data = outcome.structured()
     assert (data["taskId"], data["status"], data["changed"]) == (
         2,
