@@ -33,6 +33,8 @@ class Report(RunResults):
             out += ["", *board_streams_section(self.boards)]
         if self.team:
             out += ["", "", *self.team]
+        if self.history:
+            out += ["", "", *self.history]
         return ("\n".join(self._head()) + "\n".join(out)).rstrip("\n") + "\n"
 
     def _head(self) -> list[str]:

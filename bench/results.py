@@ -34,6 +34,7 @@ class RunResults:
     ours_peer: PeerResult | None = None  # ours filled through TaskCreate, run as a peer is
     boards: BoardStreamsResult | None = None  # with --boards
     team: list[str] = field(default_factory=list)  # the team-of-agents section's lines (bench.team)
+    history: list[str] = field(default_factory=list)  # the history-reads section's lines (bench.history_read)
     elapsed: float = 0.0
 
     # The smallest and largest plan sizes (for growth), and the size most tables quote:

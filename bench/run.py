@@ -49,6 +49,7 @@ if str(REPO) not in sys.path:
 
 from bench.board_streams import run_board_streams  # noqa: E402
 from bench.config import FULL, QUICK, Config  # noqa: E402
+from bench.history_read import history_reads, history_section  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from bench.measure import Floor, Series  # noqa: E402
 from bench.peers.peers import PEERS, tools_list_size  # noqa: E402
@@ -59,6 +60,8 @@ from bench.servers import connect, echo_params, find_pid, ours_params, vm_kb  # 
 from bench.service import run_service  # noqa: E402
 from bench.shared_writers import shared_writers  # noqa: E402
 from bench.team import TEAM_IN_FULL_RUN, TEAM_IN_QUICK_RUN, team_bench  # noqa: E402
+
+HISTORY_TASKS, HISTORY_EVENTS = 10_000, 100_000  # the history-reads section's plan
 from bench.workloads import OP_ORDER, WRITE_FILES, durable_write_floor, run_size, startup  # noqa: E402
 
 
@@ -147,12 +150,7 @@ async def main_async(args: argparse.Namespace) -> Report:
                 say(f"[bench] shared writers K={k} × {cfg.per_writer}")
                 report.writers.append(await shared_writers(k, cfg.per_writer, tmp, log))
 
-        if not args.no_team:
-            team = TEAM_IN_QUICK_RUN if args.quick else TEAM_IN_FULL_RUN
-            if args.no_pg:
-                team = replace(team, stores=("file",))
-            say(f"[bench] a team of agents on one plan: K = {team.ks}, {team.tasks:,} tasks, {', '.join(team.stores)}")
-            report.team = await team_bench(team, tmp / "team")
+        await _history_and_team(args, report, tmp)
     finally:
         if args.keep:
             print(f"[bench] kept {tmp}", file=sys.stderr)
@@ -160,6 +158,19 @@ async def main_async(args: argparse.Namespace) -> Report:
             shutil.rmtree(tmp, ignore_errors=True)
     report.elapsed = time.perf_counter() - t0
     return report
+
+
+async def _history_and_team(args: argparse.Namespace, report: Report, tmp: Path) -> None:
+    if not args.quick:
+        say(f"[bench] history reads: {HISTORY_TASKS:,} tasks, {HISTORY_EVENTS:,} events")
+        figures = history_reads(HISTORY_TASKS, HISTORY_EVENTS, 20, postgres=not args.no_pg)
+        report.history = history_section(figures, HISTORY_TASKS, HISTORY_EVENTS)
+    if not args.no_team:
+        team = TEAM_IN_QUICK_RUN if args.quick else TEAM_IN_FULL_RUN
+        if args.no_pg:
+            team = replace(team, stores=("file",))
+        say(f"[bench] a team of agents on one plan: K = {team.ks}, {team.tasks:,} tasks, {', '.join(team.stores)}")
+        report.team = await team_bench(team, tmp / "team")
 
 
 def main(argv: list[str] | None = None) -> int:

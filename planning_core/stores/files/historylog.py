@@ -327,8 +327,33 @@ def entries(
             yield seq, Entry.from_dict(record)
 
 
+# Pages already read, each kept with the log's identity when it was read (its inode, size and
+# time: an append or a rotation changes it), so asking again for the newest page of an
+# unchanged log (the board, `log` watched) reads nothing. Bounded; the oldest page goes first.
+_PAGES: dict[tuple[str, bool, int, str | None], tuple[tuple[int, int, int], list[Logged], str | None]] = {}
+MAX_KEPT_PAGES = 64
+
+
+def _identity(folder: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(os.path.join(folder, LOG), follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def page(plan: str, folder: str, *, archived: bool, limit: int, cursor: str | None) -> tuple[list[Logged], str | None]:
-    return history.page_of(plan, entries(folder, archived=archived), limit, cursor)
+    key = (folder, archived, limit, cursor)
+    identity = _identity(folder)
+    kept = _PAGES.get(key)
+    if identity is not None and kept is not None and kept[0] == identity:
+        return list(kept[1]), kept[2]
+    found, following = history.page_of(plan, entries(folder, archived=archived), limit, cursor)
+    if identity is not None:
+        if len(_PAGES) >= MAX_KEPT_PAGES:
+            del _PAGES[next(iter(_PAGES))]
+        _PAGES[key] = (identity, list(found), following)
+    return found, following
 
 
 def task_events(plan: str, folder: str, task_id: int, *, archived: bool, limit: int) -> list[Logged]:
