@@ -12,6 +12,9 @@ from tests.support.files import SEED_FIELDS, assert_mirrored_on_disk
 from tests.support.seed import SUBJECTS, seed_plan
 from tests.support.stores import assert_mirrored, reopened, stored_plan, stored_tasks
 
+# What a plan folder of the four-task seed holds, in the order sorted() gives.
+SEED_FOLDER = sorted(["plan.md", *(f"task_{i}.json" for i in range(1, 5)), ".highwatermark", ".lock", "history.jsonl"])
+
 
 def _build_by_calls(planner: Planner) -> str:
     snap = planner.create_plan(
@@ -35,18 +38,7 @@ def test_folder_holds_exactly_the_contract_files(planner: Planner, file_store: F
     assert sorted(p.name for p in file_store.root.iterdir()) == [".gitignore", "done", "todo"]
     assert [p.name for p in file_store.todo.iterdir()] == [name]
     folder = file_store.todo / name
-    assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [
-            "plan.md",
-            "task_1.json",
-            "task_2.json",
-            "task_3.json",
-            "task_4.json",
-            ".highwatermark",
-            ".lock",
-            "history.jsonl",
-        ]
-    )
+    assert sorted(p.name for p in folder.iterdir()) == SEED_FOLDER
     assert int((folder / ".highwatermark").read_text().strip()) == 4
 
 
@@ -115,15 +107,4 @@ def test_an_archived_folder_holds_exactly_the_contract_files(planner: Planner, f
     name = seed_plan(planner)
     planner.archive(name, force=True)
     assert [p.name for p in file_store.todo.iterdir()] == []
-    assert sorted(p.name for p in (file_store.done / name).iterdir()) == sorted(
-        [
-            "plan.md",
-            "task_1.json",
-            "task_2.json",
-            "task_3.json",
-            "task_4.json",
-            ".highwatermark",
-            ".lock",
-            "history.jsonl",
-        ]
-    )
+    assert sorted(p.name for p in (file_store.done / name).iterdir()) == SEED_FOLDER
