@@ -35,6 +35,8 @@ class Report(RunResults):
             out += ["", "", *self.team]
         if self.history:
             out += ["", "", *self.history]
+        if self.lock:
+            out += ["", "", *self.lock]
         return ("\n".join(self._head()) + "\n".join(out)).rstrip("\n") + "\n"
 
     def _head(self) -> list[str]:

@@ -35,6 +35,7 @@ class RunResults:
     boards: BoardStreamsResult | None = None  # with --boards
     team: list[str] = field(default_factory=list)  # the team-of-agents section's lines (bench.team)
     history: list[str] = field(default_factory=list)  # the history-reads section's lines (bench.history_read)
+    lock: list[str] = field(default_factory=list)  # the plan lock's hand-over section (bench.lock_handover)
     elapsed: float = 0.0
 
     # The smallest and largest plan sizes (for growth), and the size most tables quote:

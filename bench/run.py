@@ -50,6 +50,7 @@ if str(REPO) not in sys.path:
 from bench.board_streams import run_board_streams  # noqa: E402
 from bench.config import FULL, QUICK, Config  # noqa: E402
 from bench.history_read import history_reads, history_section  # noqa: E402
+from bench.lock_handover import lock_handovers, lock_section  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from bench.measure import Floor, Series  # noqa: E402
 from bench.peers.peers import PEERS, tools_list_size  # noqa: E402
@@ -160,11 +161,16 @@ async def main_async(args: argparse.Namespace) -> Report:
     return report
 
 
+LOCK_WRITERS = 16
+
+
 async def _history_and_team(args: argparse.Namespace, report: Report, tmp: Path) -> None:
     if not args.quick:
         say(f"[bench] history reads: {HISTORY_TASKS:,} tasks, {HISTORY_EVENTS:,} events")
         figures = history_reads(HISTORY_TASKS, HISTORY_EVENTS, 20, postgres=not args.no_pg)
         report.history = history_section(figures, HISTORY_TASKS, HISTORY_EVENTS)
+        say(f"[bench] the plan lock's hand-over: {LOCK_WRITERS} writers")
+        report.lock = lock_section(lock_handovers(LOCK_WRITERS), LOCK_WRITERS)
     if not args.no_team:
         team = TEAM_IN_QUICK_RUN if args.quick else TEAM_IN_FULL_RUN
         if args.no_pg:
