@@ -39,6 +39,7 @@ if str(REPO) not in sys.path:
 import psycopg  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
 
+from bench.machine import busy_share, quiet_note  # noqa: E402
 from bench.servers import connect  # noqa: E402
 from bench.team_agents import MARKER, NEXT, WAYS, TeamSetup, kill_leftovers, run_team  # noqa: E402
 from bench.team_check import TeamResult, Twice, judge  # noqa: E402
@@ -191,7 +192,7 @@ async def run_all(cfg: TeamConfig, tmp: Path) -> tuple[list[TeamResult], list[st
     plan = make_plan(cfg.tasks, cfg.seed)
     t_end = time.monotonic() + cfg.deadline
     results: list[TeamResult] = []
-    notes: list[str] = []
+    notes: list[str] = [quiet_note(busy_share())]
     with open(tmp / "servers-stderr.log", "w") as errlog, ExitStack() as stack:
         sites: list[tuple[StoreSite, list[str]]] = []
         for kind in cfg.stores:

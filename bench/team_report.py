@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bench.machine import LOADED
 from bench.mdtable import table
 
 if TYPE_CHECKING:
@@ -113,6 +114,13 @@ def _met(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+def _judged(rows: list[list[str]], notes: list[str]) -> list[list[str]]:
+    """The targets' rows; on a loaded machine each status says the run is not a result."""
+    if not any(n.startswith(LOADED) for n in notes):
+        return rows
+    return [[target, measured, f"{LOADED} (loaded)"] for target, measured, _ in rows]
+
+
 def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, plan: TeamPlan) -> list[str]:
     edges = sum(len(b) for b in plan.blocked_by.values())
     fan_out = max(len(v) for v in plan.blocks().values()) if plan.blocked_by else 0
@@ -151,7 +159,7 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "and arguments as JSON).",
         *(f"- {n}" for n in notes),
         "",
-        table(["target", "measured", "status"], _targets(results, cfg.stores)),
+        table(["target", "measured", "status"], _judged(_targets(results, cfg.stores), notes)),
         "",
         table(HEADER, [_row(r) for r in results]) if results else "(no run)",
     ]
