@@ -169,6 +169,21 @@ class TaskBlocked(PlanningError):
         )
 
 
+class GateRefused(PlanningError):
+    """An agent started or completed a gated task, or lifted a person's gate (gates.py);
+    `who` says who completes it."""
+
+    def __init__(self, task_id: int, action: str, who: str) -> None:
+        self.who = who
+        super().__init__(f"Task #{task_id} has a gate: no agent may {action} it; {who}. Nothing was changed.")
+
+
+class NotGated(PlanningError):
+    def __init__(self, task_id: int, status: str) -> None:
+        why = "is already completed" if status == "completed" else "has no gate (an agent completes it)"
+        super().__init__(f"Task #{task_id} {why}: there is nothing to approve. Nothing was changed.")
+
+
 class ClaimConflict(PlanningError):
     def __init__(self, task_id: int, owner: str) -> None:
         super().__init__(

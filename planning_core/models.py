@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from . import checks, safetext
+from . import checks, gates, safetext
 from .checks import MAX_METADATA_BYTES as MAX_METADATA_BYTES
 from .checks import metadata_size as metadata_size
 from .errors import InvalidInput
@@ -217,6 +217,17 @@ LABELS_RULE = FieldRule(
 )
 # In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
 PARENT_RULE = FieldRule(check=check_parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
+
+
+def _plan_gate(value: Any, info: ValidationInfo) -> Any:
+    """gates.check_gate as a pydantic check."""
+    try:
+        return gates.check_gate(value, to_camel(info.field_name or "gate"))
+    except InvalidInput as e:
+        raise ValueError(str(e)) from None
+
+
+GATE_RULE = FieldRule(check=gates.check_gate, in_plan=Annotated[Any, Field(default=None), AfterValidator(_plan_gate)])
 # In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
 # `true` into position 1 and `1.0` into 1; neither is a position.
 BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
@@ -260,6 +271,8 @@ class Task(_Camel):
     )
     labels: Annotated[list[str], LABELS_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
     parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)
+    # What the task waits for that no agent can do (gates.py): "human" or {"after": time}.
+    gate: Annotated[str | dict[str, str] | None, GATE_RULE] = Field(default=None, exclude_if=lambda v: v is None)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy

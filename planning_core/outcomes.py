@@ -30,6 +30,7 @@ class TaskRow(_Out):
     priority: int | None = Field(default=None, exclude_if=lambda v: v is None)
     labels: list[str] = Field(default_factory=list, exclude_if=_empty)
     parent: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    gate: str | dict[str, str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class PlanCreated(_Out):

@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import graph, queries, ranking, update, validate
+from . import gates, graph, queries, ranking, update, validate
 from .errors import (
     DependencyCycle,
     InvalidInput,
+    NotGated,
     NothingReady,
     PlanningError,
     PlanNotFinished,
@@ -199,16 +200,21 @@ class Planner:
         """Blockers not completed; one that cannot be read counts as open, a deleted one not."""
         return graph.open_blockers(task, lambda b: self.store.get_task(plan, b), unreadable_open=True)
 
-    def update_task(self, plan: str, task_id: Any, patch: TaskPatch | None = None, **changes: Any) -> TaskChange:
+    def update_task(
+        self, plan: str, task_id: Any, patch: TaskPatch | None = None, *, by_person: bool = False, **changes: Any
+    ) -> TaskChange:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
         transaction: dependencies, then fields, then status, owner and lease. The lease's
         clock is read inside the transaction, so the claim is judged at the moment it
         holds the plan. taskId "next" claims the best ready task (ranking.py), chosen from
-        the plan as read under its lock: claims racing for it get different tasks."""
+        the plan as read under its lock: claims racing for it get different tasks.
+        `by_person`: a person's change (approve), which no gate refuses (gates.py)."""
         raw = patch if patch is not None else TaskPatch(**changes)
         next_claim = update.is_next_claim(task_id, raw)
         tid = 0 if next_claim else parse_task_id(task_id)
         p, edges = update.checked(raw)
+        if next_claim:
+            self.complete_passed_gates(plan)  # their dependents may be the next task
         with self.store.transaction(plan) as txn:
             now = self.clock()
             if next_claim:
@@ -222,6 +228,8 @@ class Planner:
             if "parent" in p.values:
                 update.check_parent(plan, tid, p.get("parent"), txn.exists, work.get)
             update.apply_fields(task, p)
+            if not by_person:
+                update.check_gate(plan, before, task, p, now)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
@@ -238,6 +246,27 @@ class Planner:
                 change.unblocked = graph.newly_ready(task, work.get, now)
                 change.all_done = txn.all_completed()
         return change
+
+    def approve(self, plan: str, task_id: Any) -> TaskChange:
+        """A person completes a gated task (gates.py): `planning-mcp approve`, the web
+        board's Approve button, the client's form."""
+        task = self.get_task(plan, task_id)
+        if not gates.is_gated(task):
+            raise NotGated(task.id, task.status.value)
+        return self.update_task(plan, task.id, TaskPatch(status=TaskStatus.COMPLETED.value), by_person=True)
+
+    def complete_passed_gates(self, plan: str) -> list[TaskChange]:
+        """Complete the plan's tasks whose time gate has passed (a parent with unfinished
+        parts stays as it is: its parts come first)."""
+        now = self.clock()
+        due = [t.id for t in self.store.view(plan).tasks.values() if gates.time_passed(t, now)]
+        done = []
+        for task_id in due:
+            try:
+                done.append(self.update_task(plan, task_id, TaskPatch(status=TaskStatus.COMPLETED.value)))
+            except PlanningError:
+                continue  # unfinished parts, or gone since: the next call tries again
+        return done
 
     def _next_ready(self, plan: str, txn: Any, now: dt.datetime) -> int:
         """The id of the best ready task, or NothingReady saying what the work waits for."""

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from . import graph
+from . import gates, graph
 from .models import PlanSnapshot, Task, TaskStatus
 
 NEXT_TASK = "next"  # TaskUpdate's taskId that claims the best ready task
@@ -101,6 +101,7 @@ def ranked(snap: PlanSnapshot) -> Ranked:
         for t in tasks.values()
         if (t.status is TaskStatus.PENDING or (t.status is TaskStatus.IN_PROGRESS and t.lease_expires_at))
         and still_open.isdisjoint(t.blocked_by)
+        and t.gate is None  # no agent starts a gated task (gates.py)
     ]
     return Ranked(sorted(candidates, key=lambda t: rank_key(t, chains)), chains)
 
@@ -200,14 +201,19 @@ def nothing_ready(snap: PlanSnapshot, now: dt.datetime) -> str:
             f"all {len(tasks):,} tasks are completed. Stop: nothing is left to claim "
             "(verify the result against plan.md, then PlanArchive)."
         )
-    running = [tasks[i] for i in left if tasks[i].status is TaskStatus.IN_PROGRESS]
-    waiting = len(left) - len(running)
+    gated = [tasks[i] for i in left if tasks[i].gate is not None]
+    running = [tasks[i] for i in left if tasks[i].status is TaskStatus.IN_PROGRESS and tasks[i].gate is None]
+    waiting = len(left) - len(running) - len(gated)
     parts = []
+    if gated:
+        parts.append(gates.waiting_line(snap.name, gated) + ".")
+        if not running:
+            parts.append("No agent completes these: tell the person, and stop.")
     if running:
         parts.append(_waiting_for(running, waiting, now))
     if unreadable:
         parts.append(f"Unreadable tasks {_ids(unreadable)} block the rest until fixed or removed by hand.")
-    if not running and not unreadable:
+    if not running and not unreadable and not gated:
         # Every open task is blocked by another open one, none started: only a cycle does that.
         parts.append(
             f"the {len(left):,} tasks left ({_ids(left)}) block each other in a cycle: "

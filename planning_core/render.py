@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
+from . import gates
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
 
@@ -105,6 +106,8 @@ def marks(task: Task) -> str:
         out += " {" + ",".join(escape(label) for label in task.labels) + "}"
     if task.parent is not None:
         out += f" ^#{task.parent}"
+    if gates.is_gated(task):
+        out += gates.mark(task.gate)
     return out
 
 
@@ -151,6 +154,10 @@ def task_board(
         lines += lines_of_tasks
     if not tasks and not unreadable:
         lines.append("(no tasks match)")
+    gated = [t for t in tasks if gates.is_gated(t)]
+    if gated:
+        waiting = gates.waiting_line(summary.name, gated)
+        lines.append(waiting[0].upper() + waiting[1:])
     if next_cursor:
         lines.append(f'More tasks: call TaskList with cursor="{next_cursor}" for the next page.')
     return "\n".join(lines)
@@ -175,6 +182,8 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         lines.append("Labels: " + ", ".join(escape(label) for label in task.labels))
     if task.parent is not None:
         lines.append(f"Parent: #{task.parent}")
+    if task.gate is not None:
+        lines.append(f"Gate: {gates.describe(task.gate)}")
     lines += [
         f"Blocked by: {ids(task.blocked_by)}" + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
         f"Blocks: {ids(task.blocks)}",

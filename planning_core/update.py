@@ -18,12 +18,13 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from . import graph, ranking, validate
+from . import gates, graph, ranking, validate
 from .errors import (
     BlockerUnreadable,
     ClaimConflict,
     CorruptTask,
     DependencyCycle,
+    GateRefused,
     InvalidInput,
     NextClaimMisused,
     ParentRefused,
@@ -220,6 +221,19 @@ def apply_status(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt
         task.owner = p.get("owner")
     _apply_lease(task, p, now)
     return started, completed
+
+
+def check_gate(plan: str, before: Task, task: Task, p: TaskPatch, now: dt.datetime) -> None:
+    """An agent never starts a gated task, completes one whose gate still holds, or lifts a
+    person's gate (gates.py): a person approves it (Planner.approve)."""
+    if before.gate == gates.HUMAN and task.gate != gates.HUMAN:
+        raise GateRefused(task.id, "remove the person's gate of", gates.who_completes(plan, before))
+    if p.status is None or p.status == task.status.value:
+        return
+    if p.status == TaskStatus.IN_PROGRESS.value and gates.is_gated(task):
+        raise GateRefused(task.id, "start", gates.who_completes(plan, task))
+    if p.status == TaskStatus.COMPLETED.value and gates.holds(task, now):
+        raise GateRefused(task.id, "complete", gates.who_completes(plan, task))
 
 
 def _claim(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datetime) -> None:

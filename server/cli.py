@@ -9,7 +9,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from planning_core import PlanningError, history
@@ -30,12 +30,14 @@ from .cli_common import (
 )
 from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
 from .copy_cmd import add_copy_parser, run_copy
+from .done_cmd import add_approve_parser, add_check_done_arguments, run_approve, run_check_done
 from .exposure import ServeError, token_from
 from .git_setup import add_git_setup_parser, run_git_setup
 from .http import serve
 from .import_cmd import add_import_parsers, run_export, run_import
 from .store_choice import (
     ROOT_PLACEHOLDER,
+    StoreChoice,
     StoreChoiceError,
     choose,
     open_for_reading,
@@ -98,6 +100,8 @@ def parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="print the active plans and their tasks")
     add_store_arguments(st)
     st.add_argument("--json", action="store_true", help="machine-readable output")
+    add_check_done_arguments(st)
+    add_approve_parser(sub)
     add_parsers(sub)
     add_web_parser(sub)
     add_copy_parser(sub)
@@ -124,6 +128,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def _opens_its_store(args: argparse.Namespace) -> Callable[[argparse.Namespace, StoreChoice], int] | None:
+    """The command's runner when it opens the chosen store itself."""
+    if args.command == "status":
+        return run_check_done if args.check_done else None
+    runners = {"web": run_web, "import": run_import, "export": run_export, "approve": run_approve}
+    return runners.get(args.command)
+
+
 def _run(args: argparse.Namespace) -> int:
     # Who wrote, in the plans' history, for writes made by this command itself (import,
     # the hook); a served tool call names its session instead (tools.py).
@@ -141,8 +153,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"planning-mcp: {choice.note}", file=sys.stderr)
     if args.command in VIEW_COMMANDS:
         return run_view(args, choice)
-    if args.command in ("web", "import", "export"):  # commands that open the chosen store themselves
-        return {"web": run_web, "import": run_import, "export": run_export}[args.command](args, choice)
+    own = _opens_its_store(args)
+    if own is not None:
+        return own(args, choice)
     if args.command == "git-setup":
         return run_git_setup(choice)
     store: PlanStore | None = None

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
-from planning_core import PlanningError, Session, TaskSpec, TodoItem, history
+from planning_core import PlanningError, Session, TaskSpec, TodoItem, gates, history
 from planning_core.actions import Actions, Outcome
 from planning_core.models import (
     CLEAR_PRIORITY,
@@ -53,6 +53,7 @@ TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current")]
 Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
 Labels = list[StrictStr] | None
+Gate = Annotated[Any, Field(description=f'"{gates.HUMAN}" or {{"{gates.AFTER}": ISO time}}')]
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -292,6 +293,7 @@ def register(server: MCPServer[AppState]) -> None:
         priority: Priority = None,
         labels: Labels = None,
         parent: StrictInt | None = None,
+        gate: Gate = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan."""
@@ -304,6 +306,7 @@ def register(server: MCPServer[AppState]) -> None:
             priority=priority,
             labels=labels,
             parent=parent,
+            gate=gate,
             blocked_by=blockedBy,
             blocks=blocks,
         )
@@ -330,6 +333,7 @@ def register(server: MCPServer[AppState]) -> None:
         ] = None,
         labels: Annotated[Labels, Field(description="replaces them")] = None,
         parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
+        gate: Annotated[Any, Field(description=f'"{gates.CLEAR_GATE}" clears')] = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
@@ -349,6 +353,7 @@ def register(server: MCPServer[AppState]) -> None:
             priority=priority,
             labels=labels,
             parent=parent,
+            gate=gate,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 

@@ -30,6 +30,7 @@ CREATE: dict[str, Any] = {
     "priority": 1,
     "labels": ["api", "auth"],
     "parent": 1,  # the plan's first task
+    "gate": {"after": "2030-01-01T00:00:00Z"},
 }
 UPDATE: dict[str, tuple[Any, Any]] = {
     "subject": ("Rewrite the parser", "Rewrite the parser"),
@@ -40,6 +41,7 @@ UPDATE: dict[str, tuple[Any, Any]] = {
     "priority": (0, 0),
     "labels": (["b", "a", "b"], ["b", "a"]),
     "parent": (0, None),  # 0 removes it
+    "gate": ("human", "human"),  # a stricter gate; an agent never lifts a person's
 }
 # A value different from a new task's for every tracked field.
 CHANGED: dict[str, Any] = {
@@ -56,6 +58,7 @@ CHANGED: dict[str, Any] = {
     "priority": 2,
     "labels": ["x"],
     "parent": 4,
+    "gate": "human",
 }
 
 

@@ -1,0 +1,84 @@
+"""Is a plan done, and if not, what is left and who can do it: the one judgement behind
+`planning-mcp status --check-done` and Claude Code's Stop hook (server/claude_hook.py).
+
+In this order: a task the asking agent holds in progress (`mine`: its owner names, "" for
+a task nobody owns), then the best ready task nobody holds (ranking.py's order), then
+work held by other agents, then work waiting for a gate (gates.py: a person, a time),
+then what only a hand can fix (unreadable tasks, a cycle of links)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from . import gates, ranking
+from .models import PlanSnapshot, Task, TaskStatus
+from .safetext import escape
+
+DONE = "done"
+YOURS = "yours"  # a task the asking agent holds in progress
+READY = "ready"  # a task nobody holds that can start now
+OTHERS = "others"  # work held by other agents
+GATED = "gated"  # work that waits for a person or a time
+STUCK = "stuck"  # unreadable tasks or a cycle: a hand must fix them
+MAX_NAMED = 5
+
+
+@dataclass(frozen=True)
+class WorkLeft:
+    plan: str
+    kind: str
+    line: str  # one line saying what is left and the next step
+
+    @property
+    def done(self) -> bool:
+        return self.kind == DONE
+
+    @property
+    def doable(self) -> bool:
+        """Work the asking agent can do now."""
+        return self.kind in (YOURS, READY)
+
+
+def _task(t: Task) -> str:
+    return f"#{t.id} {escape(t.subject)}"
+
+
+def work_left(snap: PlanSnapshot, now: dt.datetime, mine: Collection[str] = ()) -> WorkLeft:
+    """What is left in `snap` (a view, never changed) for an agent whose owner names are
+    `mine` ("" among them: a task in progress with no owner is the agent's own); with none,
+    every task in progress is another agent's (a script asking)."""
+    name = snap.name
+    left = [t for t in snap.tasks.values() if t.status is not TaskStatus.COMPLETED]
+    if not left and not snap.corrupt:
+        return WorkLeft(name, DONE, f"Plan {name} is done: all {len(snap.tasks):,} tasks are completed.")
+    total = len(snap.tasks) + len(snap.corrupt)
+    count = f"Plan {name} is not done ({len(left) + len(snap.corrupt):,} of {total:,} tasks left)"
+    running = sorted((t for t in left if t.status is TaskStatus.IN_PROGRESS and t.gate is None), key=lambda t: t.id)
+    held = [t for t in running if t.owner in mine and not gates.is_gated(t)]
+    if held:
+        t = held[0]
+        whose = f" ({escape(t.owner)})" if t.owner else ""
+        return WorkLeft(
+            name,
+            YOURS,
+            f"{count}: {_task(t)} is in progress{whose}. Finish it, then TaskUpdate #{t.id} status completed.",
+        )
+    ready = ranking.ready_in_order(snap, now)
+    if ready:
+        t = ready[0]
+        return WorkLeft(
+            name,
+            READY,
+            f'{count}: {_task(t)} is ready and nobody holds it. Next: TaskUpdate taskId "next" '
+            'status "in_progress" with your owner name, then do it.',
+        )
+    if running:
+        named = ", ".join(f"{_task(t)} ({escape(t.owner)})" for t in running[:MAX_NAMED])
+        more = f" and {len(running) - MAX_NAMED:,} more" if len(running) > MAX_NAMED else ""
+        return WorkLeft(name, OTHERS, f"{count}: the rest waits for work held by other agents: {named}{more}.")
+    gated = sorted((t for t in left if t.gate is not None), key=lambda t: t.id)
+    if gated:
+        return WorkLeft(name, GATED, f"{count}: {gates.waiting_line(name, gated)}.")
+    return WorkLeft(name, STUCK, f"{count}: {ranking.nothing_ready(snap, now)}")

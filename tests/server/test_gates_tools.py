@@ -1,0 +1,29 @@
+"""Gates through the tools: a task created with `gate: "human"` (TaskCreate or inside
+PlanCreate) cannot be completed by the agent, whose refusal names the person's command;
+the claim of the next task says the work waits for a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.mcp import text_of
+
+
+async def test_an_agent_completing_a_gated_task_is_refused_naming_who_can(connect: Any, ok: Any) -> None:
+    async with connect() as c:
+        made = await ok(
+            c,
+            "PlanCreate",
+            {"title": "Schema", "analysis": "a", "approach": "b", "tasks": [{"subject": "Approve it", "gate": "human"}]},
+        )
+        plan = made.structured_content["plan"]["name"]
+        gated = await ok(c, "TaskCreate", {"subject": "Sign off", "description": "d", "gate": "human"})
+        for task_id in (1, gated.structured_content["task"]["id"]):
+            refused = await c.call_tool("TaskUpdate", {"taskId": task_id, "status": "completed"})
+            assert refused.is_error
+            assert f"a person completes it: planning-mcp approve {plan} {task_id}" in text_of(refused)
+        nothing = await c.call_tool("TaskUpdate", {"taskId": "next", "status": "in_progress", "owner": "me"})
+        assert nothing.is_error
+        assert f"waiting for a person: #1 Approve it (planning-mcp approve {plan} 1)" in text_of(nothing)
+        bad = await c.call_tool("TaskUpdate", {"taskId": 1, "gate": "soon"})
+        assert bad.is_error and 'gate must be "human"' in text_of(bad)
