@@ -119,7 +119,7 @@ def test_tasklist_marks_gated_tasks_and_says_who_they_wait_for(planner: Planner)
     "gate",
     ["person", {"after": "tomorrow"}, {"after": "2026-12-03T10:00:00Z", "by": "x"}, 5, ["human"]],
 )
-def test_a_gate_that_is_neither_a_person_nor_a_time_is_refused(planner: Planner, store: PlanStore, gate: object) -> None:
+def test_a_gate_neither_a_person_nor_a_time_is_refused(planner: Planner, store: PlanStore, gate: object) -> None:
     name = _plan(planner)
     before = stored_state(store)
     with pytest.raises(InvalidInput, match='gate must be "human"'):

@@ -11,11 +11,8 @@ from tests.support.mcp import text_of
 
 async def test_an_agent_completing_a_gated_task_is_refused_naming_who_can(connect: Any, ok: Any) -> None:
     async with connect() as c:
-        made = await ok(
-            c,
-            "PlanCreate",
-            {"title": "Schema", "analysis": "a", "approach": "b", "tasks": [{"subject": "Approve it", "gate": "human"}]},
-        )
+        tasks = [{"subject": "Approve it", "gate": "human"}]
+        made = await ok(c, "PlanCreate", {"title": "Schema", "analysis": "a", "approach": "b", "tasks": tasks})
         plan = made.structured_content["plan"]["name"]
         gated = await ok(c, "TaskCreate", {"subject": "Sign off", "description": "d", "gate": "human"})
         for task_id in (1, gated.structured_content["task"]["id"]):
