@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -233,6 +234,75 @@ GATE_RULE = FieldRule(check=gates.check_gate, in_plan=Annotated[Any, Field(defau
 BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
 
 
+# -- acceptance criteria ------------------------------------------------------------------
+
+MAX_CRITERIA = 20  # acceptance criteria on one task
+MAX_CRITERION = MAX_SUBJECT  # characters in one: a short sentence
+# A criterion that names a check (`check:tests`) is one the server verifies by running that
+# check's command from the check file (planning_core/verify.py); any other is a sentence the
+# person or agent verifies.
+CHECK_PREFIX = "check:"
+CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def criterion_problem(value: Any, where: str) -> str | None:
+    """Why `value` is not an acceptance criterion: a non-empty line of at most MAX_CRITERION
+    characters, under the one-line text rule."""
+    if not isinstance(value, str):
+        return f"{where} must be a string."
+    if not value.strip() or len(value) > MAX_CRITERION:
+        return f"{where} must be a sentence of 1-{MAX_CRITERION} characters."
+    return safetext.problem(value, where)
+
+
+def check_acceptance(value: Any, field: str) -> list[str]:
+    """A task's acceptance criteria, each once, stripped, in the order given; [] (or nothing)
+    for none."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInput(f'{field} must be a list of short sentences, e.g. ["returns 401"]. Nothing was changed.')
+    if len(value) > MAX_CRITERIA:
+        raise InvalidInput(f"{field} lists {len(value)} criteria; at most {MAX_CRITERIA}. Nothing was changed.")
+    for i, item in enumerate(value):
+        reason = criterion_problem(item, f"{field}[{i}]")
+        if reason:
+            raise InvalidInput(reason + " Nothing was changed.")
+    return list(dict.fromkeys(item.strip() for item in value))
+
+
+def _plan_acceptance(value: list[Any], info: ValidationInfo) -> list[str]:
+    """check_acceptance as a pydantic check (pydantic checks the count)."""
+    field = to_camel(info.field_name or "acceptance")
+    for i, item in enumerate(value):
+        reason = criterion_problem(item, f"{field}[{i}]")
+        if reason:
+            raise ValueError(reason)
+    return list(dict.fromkeys(item.strip() for item in value))
+
+
+def check_named(criterion: str) -> str | None:
+    """The check a criterion names (`check:tests` -> "tests"), or None for a sentence."""
+    if not criterion.startswith(CHECK_PREFIX):
+        return None
+    name = criterion[len(CHECK_PREFIX) :].strip()
+    return name if CHECK_NAME.fullmatch(name) else None
+
+
+def named_checks(acceptance: Iterable[str]) -> list[str]:
+    """The checks a task's criteria name, each once, in order."""
+    return list(dict.fromkeys(n for c in acceptance if (n := check_named(c)) is not None))
+
+
+ACCEPTANCE_RULE = FieldRule(
+    check=check_acceptance,
+    # Items untyped in the schema (tools/list is read every turn): each is checked here.
+    in_plan=Annotated[
+        list[Any], Field(default_factory=list, max_length=MAX_CRITERIA), AfterValidator(_plan_acceptance)
+    ],
+)
+
+
 # What Task.kept() shares between the tasks a cache keeps (thousands, never changed).
 _NO_IDS: list[Any] = []
 _NO_METADATA: dict[str, Any] = {}
@@ -273,6 +343,8 @@ class Task(_Camel):
     parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)
     # What the task waits for that no agent can do (gates.py): "human" or {"after": time}.
     gate: Annotated[str | dict[str, str] | None, GATE_RULE] = Field(default=None, exclude_if=lambda v: v is None)
+    # Short sentences that say when the task is done; `check:<name>` ones are run (verify.py).
+    acceptance: Annotated[list[str], ACCEPTANCE_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy

@@ -6,6 +6,10 @@ follow each other. What is indented under a step (sub-bullets, code blocks, text
 step's description. Lines inside fenced code blocks are never steps. Each step is blocked
 by the one before unless it says otherwise: `(parallel)` / `(independent)` for none,
 `(after 1, 3)` for those steps. A plan with no such list is one task.
+
+A step's acceptance criteria are the checkbox items indented under it (`   - [ ] returns
+401 on a bad password`) and its `Acceptance: <sentence>` lines; they leave its description
+for the task's `acceptance` (`check:<name>` among them names a check to run).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .models import MAX_SUBJECT
+from . import safetext
+from .models import MAX_CRITERIA, MAX_CRITERION, MAX_SUBJECT
 
 NUMBERED = re.compile(r"^(\s*)\d+[.)]\s+(.*)$")
 CHECKBOX = re.compile(r"^(\s*)[-*+]\s+\[[ xX]\]\s+(.*)$")
@@ -22,6 +27,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 NO_BLOCKER = re.compile(r"\((?:parallel|independent|no dependencies)\)", re.IGNORECASE)
 AFTER = re.compile(r"\(after (?:steps? )?([\d,\s and]+)\)", re.IGNORECASE)
 EMPHASIS = re.compile(r"(\*\*|__|`)")
+CRITERION = re.compile(r"^\s*(?:[-*+]\s+\[[ xX]\]|(?:[-*+]\s+)?(?:\*\*|__)?Acceptance:(?:\*\*|__)?)\s+(\S.*)$")
 DEFAULT_TITLE = "Approved plan"
 
 
@@ -30,6 +36,7 @@ class Step:
     subject: str
     description: list[str] = field(default_factory=list)
     blocked_by: list[int] = field(default_factory=list)  # 1-based positions
+    acceptance: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -106,7 +113,8 @@ def read_plan(markdown: str) -> PlanText:
     for position, (n, depth, raw) in enumerate(items, start=1):
         end = items[position][0] if position < len(items) else len(lines)
         body = _body(lines, n + 1, end, depth, code)
-        steps.append(Step(_subject(raw), _dedent(body), _blockers(raw, position)))
+        description, acceptance = _criteria(body, code, n + 1)
+        steps.append(Step(_subject(raw), _dedent(description), _blockers(raw, position), acceptance))
     return PlanText(title, steps)
 
 
@@ -114,3 +122,20 @@ def _dedent(body: list[str]) -> list[str]:
     widths = [len(line) - len(line.lstrip()) for line in body if line.strip()]
     cut = min(widths) if widths else 0
     return [line[cut:] for line in body]
+
+
+def _criteria(body: list[str], code: set[int], first: int) -> tuple[list[str], list[str]]:
+    """A step's body split into its description and its acceptance criteria (at most
+    MAX_CRITERIA, each a line the criteria's text rule takes; any other stays description)."""
+    description: list[str] = []
+    found: list[str] = []
+    for n, line in enumerate(body, start=first):
+        m = None if n in code or len(found) >= MAX_CRITERIA else CRITERION.match(line)
+        text = m.group(1).strip() if m else ""
+        if m and len(text) <= MAX_CRITERION and not safetext.problem(text, "acceptance"):
+            found.append(text)
+        else:
+            description.append(line)
+    while description and not description[-1].strip():
+        description.pop()
+    return description, list(dict.fromkeys(found))

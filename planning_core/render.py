@@ -184,6 +184,9 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         lines.append(f"Parent: #{task.parent}")
     if task.gate is not None:
         lines.append(f"Gate: {gates.describe(task.gate)}")
+    if task.acceptance:
+        lines.append("Acceptance:")
+        lines += [f"- [ ] {escape(c)}" for c in task.acceptance]
     lines += [
         f"Blocked by: {ids(task.blocked_by)}" + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
         f"Blocks: {ids(task.blocks)}",

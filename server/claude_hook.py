@@ -215,7 +215,13 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
 def create_from_plan(planner: Planner, text: str) -> str:
     plan = read_plan(text)
     tasks = [
-        {"subject": s.subject, "description": "\n".join(s.description), "blockedBy": s.blocked_by} for s in plan.steps
+        {
+            "subject": s.subject,
+            "description": "\n".join(s.description),
+            "blockedBy": s.blocked_by,
+            "acceptance": s.acceptance,
+        }
+        for s in plan.steps
     ]
     return planner.create_plan(plan.title, tasks=tasks, plan_md=text).name
 
@@ -234,7 +240,11 @@ def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
         task = by_subject.get(step.subject)
         if task is None:
             task = planner.create_task(
-                name, step.subject, "\n".join(step.description), blocked_by=[before] if before else None
+                name,
+                step.subject,
+                "\n".join(step.description),
+                blocked_by=[before] if before else None,
+                acceptance=step.acceptance,
             )
             added.append(task.id)
         before = task.id

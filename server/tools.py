@@ -54,6 +54,7 @@ PlanName = Annotated[str | None, Field(description="default: current")]
 Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
 Labels = list[StrictStr] | None
 Gate = Annotated[Any, Field(description=f'"{gates.HUMAN}" or {{"{gates.AFTER}": ISO time}}')]
+Criteria = list[Any] | None  # each checked by models.check_acceptance
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -208,6 +209,8 @@ def _dropped(key: str, value: Any, output: bool) -> bool:
         return True
     if key in ("required", "$defs") and output:
         return True
+    if key == "items" and value == {}:  # any item: the default
+        return True
     # additionalProperties: the default; minLength 1: implied by `required`. Lengths are the
     # server's to enforce (its refusal names the bound), as for the tools' own text
     # parameters, which never carried them. The server still enforces each.
@@ -294,6 +297,7 @@ def register(server: MCPServer[AppState]) -> None:
         labels: Labels = None,
         parent: StrictInt | None = None,
         gate: Gate = None,
+        acceptance: Criteria = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan."""
@@ -307,6 +311,7 @@ def register(server: MCPServer[AppState]) -> None:
             labels=labels,
             parent=parent,
             gate=gate,
+            acceptance=acceptance,
             blocked_by=blockedBy,
             blocks=blocks,
         )
@@ -334,6 +339,7 @@ def register(server: MCPServer[AppState]) -> None:
         labels: Annotated[Labels, Field(description="replaces them")] = None,
         parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
         gate: Annotated[Any, Field(description=f'"{gates.CLEAR_GATE}" clears')] = None,
+        acceptance: Criteria = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
@@ -354,6 +360,7 @@ def register(server: MCPServer[AppState]) -> None:
             labels=labels,
             parent=parent,
             gate=gate,
+            acceptance=acceptance,
         )
         return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
 

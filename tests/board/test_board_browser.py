@@ -231,3 +231,18 @@ async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(t
         assert await card5.locator(".parent").text_content() == "^#3"
         # A task with none of them shows none.
         assert await page.locator(".card[data-task='4'] .priority, .card[data-task='4'] .labels").count() == 0
+
+
+async def test_a_card_shows_its_acceptance_criteria_with_its_description(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    Planner(FileStore(root)).update_task(name, 5, acceptance=["curl example runs", "<b>not bold</b>"])
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='5']")
+        criteria = page.locator(".card[data-task='5'] .desc .acceptance li")
+        assert not await criteria.first.is_visible()  # with the description: on demand
+        await page.click(".card[data-task='5'] .top")
+        assert await criteria.all_text_contents() == ["curl example runs", "<b>not bold</b>"]
+        assert await page.locator(".card[data-task='4'] .acceptance").count() == 0

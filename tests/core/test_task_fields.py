@@ -31,6 +31,7 @@ CREATE: dict[str, Any] = {
     "labels": ["api", "auth"],
     "parent": 1,  # the plan's first task
     "gate": {"after": "2030-01-01T00:00:00Z"},
+    "acceptance": ["returns 401 on a bad password", "check:tests"],
 }
 UPDATE: dict[str, tuple[Any, Any]] = {
     "subject": ("Rewrite the parser", "Rewrite the parser"),
@@ -42,6 +43,7 @@ UPDATE: dict[str, tuple[Any, Any]] = {
     "labels": (["b", "a", "b"], ["b", "a"]),
     "parent": (0, None),  # 0 removes it
     "gate": ("human", "human"),  # a stricter gate; an agent never lifts a person's
+    "acceptance": ([" logs the failure", "logs the failure"], ["logs the failure"]),
 }
 # A value different from a new task's for every tracked field.
 CHANGED: dict[str, Any] = {
@@ -59,6 +61,7 @@ CHANGED: dict[str, Any] = {
     "labels": ["x"],
     "parent": 4,
     "gate": "human",
+    "acceptance": ["done"],
 }
 
 

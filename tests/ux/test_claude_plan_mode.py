@@ -142,3 +142,29 @@ def test_checkbox_steps_and_an_empty_plan(project: Path) -> None:
         ("Remove dead code", []),
         ("Bump version", [1]),
     ]
+
+
+def test_the_criteria_a_step_lists_become_its_tasks_acceptance(project: Path) -> None:
+    """Checkbox items and `Acceptance:` lines under a step are its criteria (out of its
+    description); one in a code block, or longer than a criterion may be, stays description."""
+    text = (
+        "# Login limits\n\n"
+        "1. Add the limiter\n"
+        "   - token bucket per IP\n"
+        "   - [ ] returns 429 on the sixth request\n"
+        "   - [x] check:tests\n"
+        "   ```\n   - [ ] not a criterion\n   ```\n"
+        "2. Document it\n"
+        "   **Acceptance:** README names the setting\n"
+        f"   - [ ] {'long ' * 50}\n"
+    )
+    approve(project, text)
+    store, name = only_plan(project)
+    first, second = store.snapshot(name).tasks.values()
+    assert first.acceptance == ["returns 429 on the sixth request", "check:tests"]
+    assert first.description == "- token bucket per IP\n```\n- [ ] not a criterion\n```"
+    assert second.acceptance == ["README names the setting"]
+    assert second.description == f"- [ ] {'long ' * 50}"
+    approve(project, text.replace("2. Document it", "2. Add metrics\n   - [ ] a counter per IP\n3. Document it"))
+    added = [t for t in store.snapshot(name).tasks.values() if t.subject == "Add metrics"]
+    assert [t.acceptance for t in added] == [["a counter per IP"]]

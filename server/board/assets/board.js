@@ -148,6 +148,12 @@
     if (open.length) meta.append(el("span", "blockers", "blocked by " + open.map((b) => "#" + b).join(", ")));
     if (meta.childNodes.length) c.append(meta);
     const desc = el("div", "desc", t.description || "(no description)");
+    // Its acceptance criteria under the description, shown and hidden with it.
+    if (t.acceptance && t.acceptance.length) {
+      const list = el("ul", "acceptance");
+      for (const c of t.acceptance) list.append(el("li", "", c));
+      desc.append(list);
+    }
     desc.hidden = !state.open.has(t.id);
     c.append(desc);
     // A button for the keyboard and screen readers too: Enter or Space shows the description.

@@ -1,0 +1,76 @@
+"""A task's acceptance criteria on every store: set by PlanCreate, TaskCreate and TaskUpdate,
+each kept once and stripped, replaced and cleared by TaskUpdate, absent from the file while
+there are none, shown by TaskGet and the board; bad ones refused, changing nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from planning_core import InvalidInput, Planner, PlanningError
+from planning_core.models import MAX_CRITERIA, named_checks
+from planning_core.render import task_detail
+from planning_core.store import PlanStore
+from server.board.data import plan_data
+from tests.support.stores import stored_state, stored_tasks
+
+
+def _plan(planner: Planner) -> str:
+    tasks = [{"subject": "Login", "acceptance": ["returns 401", " returns 401 ", "check:tests"]}, {"subject": "Docs"}]
+    return planner.create_plan("Auth", "a", "b", tasks=tasks).name
+
+
+def test_set_kept_once_replaced_cleared_and_absent_from_the_file_without_any(
+    planner: Planner, store: PlanStore
+) -> None:
+    plan = _plan(planner)
+    stored = stored_tasks(store, plan)
+    assert stored[1]["acceptance"] == ["returns 401", "check:tests"]
+    assert "acceptance" not in stored[2]
+    planner.update_task(plan, 2, acceptance=["README names it"])
+    assert stored_tasks(store, plan)[2]["acceptance"] == ["README names it"]
+    change = planner.update_task(plan, 1, acceptance=[])
+    assert change.changed == ["acceptance"]
+    assert "acceptance" not in stored_tasks(store, plan)[1]
+    created = planner.create_task(plan, "More", acceptance=["a", "b"])
+    assert stored_tasks(store, plan)[created.id]["acceptance"] == ["a", "b"]
+
+
+def test_taskget_and_the_board_show_them(planner: Planner, store: PlanStore) -> None:
+    plan = _plan(planner)
+    snap = store.snapshot(plan)
+    assert "\nAcceptance:\n- [ ] returns 401\n- [ ] check:tests\n" in task_detail(snap.tasks[1], [])
+    assert "Acceptance" not in task_detail(snap.tasks[2], [])
+    rows = {row["id"]: row for row in plan_data(snap, detail=True)["tasks"]}
+    assert rows[1]["acceptance"] == ["returns 401", "check:tests"] and rows[2]["acceptance"] == []
+
+
+def test_the_checks_a_task_names() -> None:
+    assert named_checks(["check:tests", "check: lint", "check:tests", "check the logs", "check:a b", "x"]) == [
+        "tests",
+        "lint",
+    ]
+
+
+@pytest.mark.parametrize(
+    "acceptance",
+    [
+        "returns 401",
+        [""],
+        ["   "],
+        [1],
+        ["x" * 201],
+        ["two\nlines"],
+        ["bell\x07"],
+        [f"c{i}" for i in range(MAX_CRITERIA + 1)],
+    ],
+)
+def test_bad_criteria_are_refused_and_change_nothing(planner: Planner, store: PlanStore, acceptance: object) -> None:
+    plan = _plan(planner)
+    before = stored_state(store)
+    with pytest.raises(InvalidInput, match="acceptance"):
+        planner.update_task(plan, 2, acceptance=acceptance)
+    with pytest.raises(InvalidInput, match="acceptance"):
+        planner.create_task(plan, "New", acceptance=acceptance)
+    with pytest.raises(PlanningError, match="acceptance"):
+        planner.create_plan("Bad", "a", "b", tasks=[{"subject": "s", "acceptance": acceptance}])
+    assert stored_state(store) == before
