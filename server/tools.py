@@ -262,7 +262,7 @@ def register(server: MCPServer[AppState]) -> None:
         tasks: Annotated[list[TaskSpec] | None, Field(description="blockedBy, parent: 1-based positions here")] = None,
         review: Annotated[bool, Field(description="user approves first")] = False,
     ) -> Annotated[CallToolResult, PlanCreated]:
-        """Create a plan (plan.md + tasks) for work of 3+ steps; it becomes the current plan."""
+        """Create a plan (plan.md + tasks) for work of 3+ steps; it becomes current."""
         verdict = await plan_review(ctx, title, approach, steps, tasks) if review else None
         if verdict is not None and not verdict.write:
             return CallToolResult(content=[TextContent(type="text", text=verdict.note)], is_error=True)
@@ -273,7 +273,7 @@ def register(server: MCPServer[AppState]) -> None:
 
     @server.tool(name="PlanList", annotations=READ)
     async def plan_list(ctx: Context, includeDone: bool = False) -> Annotated[CallToolResult, PlanListed]:
-        """List plans: `<name> [k/n done] current: "<task>"`."""
+        """List plans: progress and current task."""
         return await _answer(ctx, lambda a, s: a.plan_list(s, includeDone))
 
     @server.tool(name="PlanArchive", annotations=UPDATE)
@@ -343,7 +343,7 @@ def register(server: MCPServer[AppState]) -> None:
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
-        links. A claim with leaseSeconds expires unless its owner updates it."""
+        links. A claim with leaseSeconds expires unless renewed."""
         patch = TaskPatch(
             status=status,
             add_blocked_by=addBlockedBy,
@@ -378,7 +378,7 @@ def register(server: MCPServer[AppState]) -> None:
         label: str | None = None,
         parent: StrictInt | None = None,
     ) -> Annotated[CallToolResult, TaskListed]:
-        """The plan's task board: `#id [status] subject (owner) [blocked by #a]`."""
+        """The plan's task board, one line a task."""
         return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor, label, parent))
 
     @server.tool(name="TaskGet", annotations=READ)
