@@ -16,6 +16,11 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
   The count lives in <root>/.hooks/<session>.json, written atomically (with a store that
   keeps sessions, a database, in the store under `claude-code:<session>`).
 
+- Stop: while the session's current plan has work this session can do (a task it holds
+  in progress, or a ready task no one holds), blocks the stop with the task and the next
+  step (planning_core.done), at most STOP_BLOCKS_ENV (default 3; 0: never) times in a row;
+  work held by other agents or waiting for a gate lets the stop happen, saying so.
+
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
 or unreadable root, a lock held too long), it prints nothing and exits 0. It never
 creates the planning root, so a user-level hook is harmless in projects without one.
@@ -39,7 +44,8 @@ import filelock
 
 from planning_core import Planner, timeline
 from planning_core.actions import CREATED_PLAN, created_plan_name
-from planning_core.errors import InvalidPlanName
+from planning_core.done import WorkLeft, work_left
+from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.fileio.atomic import replace_many
 from planning_core.fileio.regular import UnreadableFile, read_regular
 from planning_core.models import TaskStatus
@@ -62,6 +68,9 @@ MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
 EXIT_PLAN_MODE = "ExitPlanMode"  # Claude Code's tool that ends plan mode once a person approves
 # Before every user turn: about 60 tokens at ~4 characters a token.
 PROMPT_CONTEXT_CHARS = 240
+STOP_BLOCKS_ENV = "PLANNING_MCP_STOP_BLOCKS"  # stops blocked in a row at most; 0 turns the Stop hook off
+DEFAULT_STOP_BLOCKS = 3
+MAX_OWNERS = 8  # owner names a session's claims used, kept to know its own tasks
 
 
 def hook_choice(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> StoreChoice:
@@ -170,10 +179,72 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], 
             succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
             plan_has_work=lambda: _has_work(store, current),
         )
+        if event == "PostToolUse":
+            _owner_named(state, tool, payload)
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
     if due:
         return output(event, "\n".join(due))
     return ""
+
+
+def stop_blocks() -> int:
+    """How many stops in a row the Stop hook may block (STOP_BLOCKS_ENV; 0: none)."""
+    value = os.environ.get(STOP_BLOCKS_ENV, "").strip()
+    return int(value) if value.isdigit() else DEFAULT_STOP_BLOCKS
+
+
+def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
+    """Block the stop while the current plan has work this session can do (its task in
+    progress, or a ready one no one holds), naming the task and the next step; let it
+    happen, saying why, once blocked stop_blocks() times in a row (Claude Code's
+    `stop_hook_active`: this stop follows a blocked one) or when what is left is other
+    agents' or waits for a gate."""
+    limit = stop_blocks()
+    session_id = payload.get("session_id")
+    if not limit or not isinstance(session_id, str) or not session_id:
+        return ""
+    with _session_state(store, root, session_id) as state:
+        left = _left_for(store, state)
+        in_a_row = _int(state.get("stop_blocks")) if payload.get("stop_hook_active") is True else 0
+        block = left is not None and left.doable and in_a_row < limit
+        state.update(session_id=session_id, stop_blocks=in_a_row + 1 if block else 0, updated=time.time())
+    if left is None or left.done:
+        return ""
+    if block:
+        return json.dumps({"decision": "block", "reason": f"{left.line} Or, if you cannot go on, say why and stop."})
+    why = f" (the stop was blocked {in_a_row} times in a row)" if left.doable else ""
+    return json.dumps({"systemMessage": f"planning-mcp: {left.line}{why}"})
+
+
+def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
+    """What is left in the session's current plan (else the only active plan) for this
+    session, whose tasks are those its claims named (or no one's); time gates that have
+    passed are completed first. None: no plan to judge."""
+    current = state.get("current_plan")
+    active = store.active_plans()
+    name = current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
+    if name is None:
+        return None
+    planner = Planner(store)
+    try:
+        planner.complete_passed_gates(name)
+        snap = store.view(name)
+    except PlanningError:
+        return None
+    owners = state.get("owners")
+    mine = ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
+    return work_left(snap, planner.clock(), mine)
+
+
+def _owner_named(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
+    """Keep the owner a TaskUpdate or TaskCreate of ours named: this session's tasks."""
+    args = payload.get("tool_input")
+    owner = args.get("owner") if isinstance(args, dict) and _our_tool(tool) in ("TaskUpdate", "TaskCreate") else None
+    if not isinstance(owner, str) or not owner:
+        return
+    kept = state.get("owners")
+    owners = [o for o in kept if isinstance(o, str) and o != owner] if isinstance(kept, list) else []
+    state["owners"] = [*owners, owner][-MAX_OWNERS:]
 
 
 def _approved(payload: dict[str, Any]) -> tuple[str, str] | None:
@@ -388,6 +459,8 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
             return post_tool_use(store, root, payload, event)
         if event == "UserPromptSubmit":
             return user_prompt_submit(store, root, payload)
+        if event == "Stop":
+            return stop(store, root, payload)
         return ""
     finally:
         store.close()

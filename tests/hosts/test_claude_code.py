@@ -26,6 +26,7 @@ HOOK_EVENTS = {
     "UserPromptSubmit": None,
     "PostToolUse": "",
     "PostToolUseFailure": "",
+    "Stop": None,
 }
 
 
