@@ -29,7 +29,7 @@ from .outcomes import (
     TodoListed,
 )
 from .pages import Pages
-from .planner import Planner
+from .planner import Planner, TaskChange
 from .rows import task_row
 from .session import Session
 from .store import PlanFolders
@@ -180,22 +180,13 @@ class Actions:
                 self.hooks.check_completion(payload)
         change = self.planner.update_task(name, task_id, patch)
         todo_reset = (change.started or change.completed) and session.todo.clear()
-        text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
-        if change.task is not None and update.is_next_claim(task_id, patch):
-            text += "\n" + render.claimed_line(change.task)
-        if todo_reset:
-            text += "\n" + TODO_RESET_NOTE
-        data = TaskUpdated(
-            plan=name,
-            task_id=change.task_id,
-            changed=change.changed,
-            deleted=change.deleted,
-            status=None if change.deleted or change.task is None else change.task.status.value,
-            unblocked=[t.id for t in change.unblocked],
-            all_done=change.all_done,
-            todo_reset=todo_reset,
-        )
-        return Outcome(text, data)
+        claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
+        return _updated(name, change, todo_reset, claimed)
+
+    def approve(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskUpdated]:
+        """A person approves a gated task (gates.py): the web board's Approve button."""
+        name = self._plan(session, plan)
+        return _updated(name, self.planner.approve(name, task_id), False)
 
     def task_list(
         self,
@@ -231,3 +222,23 @@ class Actions:
         todo = session.todo
         done = sum(i.status == TaskStatus.COMPLETED.value for i in todo.items)
         return Outcome(todo.render(), TodoListed(topic=todo.topic, items=todo.items, done=done, total=len(todo.items)))
+
+
+def _updated(name: str, change: TaskChange, todo_reset: bool, claimed: Task | None = None) -> Outcome[TaskUpdated]:
+    """TaskUpdate's answer: the text and the data of one change."""
+    text = render.updated_text(change.task_id, change.changed, change.unblocked, change.all_done, change.deleted)
+    if claimed is not None:
+        text += "\n" + render.claimed_line(claimed)
+    if todo_reset:
+        text += "\n" + TODO_RESET_NOTE
+    data = TaskUpdated(
+        plan=name,
+        task_id=change.task_id,
+        changed=change.changed,
+        deleted=change.deleted,
+        status=None if change.deleted or change.task is None else change.task.status.value,
+        unblocked=[t.id for t in change.unblocked],
+        all_done=change.all_done,
+        todo_reset=todo_reset,
+    )
+    return Outcome(text, data)

@@ -21,7 +21,10 @@ ACTIONS: dict[str, dict[str, Any]] = {
     "reopen": {"status": "pending"},
     "claim": {"owner": ""},
 }
-ACTION_LABELS = {"start": "Start", "complete": "Complete", "reopen": "Reopen", "claim": "Claim"}
+# A person's own action, no TaskUpdate of an agent's: completing a gated task (gates.py).
+# The web board only: the MCP App acts through the agent's tool calls.
+APPROVE = "approve"
+ACTION_LABELS = {"start": "Start", "complete": "Complete", "reopen": "Reopen", "claim": "Claim", APPROVE: "Approve"}
 APP_TOOL = "BoardView"  # the app-only tool the MCP App refreshes through
 APPS_PROTOCOL = "2026-01-26"  # the MCP Apps (ext-apps) specification version the app speaks
 APP_REFRESH_MS = 3000
@@ -51,6 +54,7 @@ def render_page(mode: Mode, base: str = "/board") -> str:
         "columns": [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS],
         "actions": ACTIONS,
         "actionLabels": ACTION_LABELS,
+        "approve": APPROVE if mode == "web" else None,
         "appTool": APP_TOOL,
         "appsProtocol": APPS_PROTOCOL,
         "appRefreshMs": APP_REFRESH_MS,

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 
 from planning_core import PlanningError, Session
-from planning_core.actions import Actions
+from planning_core.actions import Actions, Outcome
 from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
@@ -37,7 +37,7 @@ from ..changes import ChangeCounter
 from ..exposure import security_for
 from .data import board_data, shown_board
 from .live import LiveBoards
-from .page import ACTIONS, render_page
+from .page import ACTIONS, APPROVE, render_page
 
 BASE = "/board"
 COOKIE = "planning_board_token"
@@ -186,19 +186,25 @@ class BoardSite:
             body = json.loads(raw)
         except ValueError:
             return _refusal("the body must be JSON: {action, plan, taskId, owner}", 400)
-        if not isinstance(body, dict) or body.get("action") not in ACTIONS:
-            return _refusal(f"action must be one of {', '.join(ACTIONS)}", 400)
+        if not isinstance(body, dict) or body.get("action") not in (*ACTIONS, APPROVE):
+            return _refusal(f"action must be one of {', '.join((*ACTIONS, APPROVE))}", 400)
         plan, task_id, owner = body.get("plan"), body.get("taskId"), str(body.get("owner") or "").strip()
         if not isinstance(plan, str) or not plan or isinstance(task_id, bool) or not isinstance(task_id, int | str):
             return _refusal("plan (a name) and taskId (a number) are required", 400)
+        if body["action"] == APPROVE:  # a person's approval of a gated task, not an agent's TaskUpdate
+            return await self._answer(lambda actions: actions.approve(self.session, task_id, plan))
         edits: dict[str, Any] = dict(ACTIONS[body["action"]])  # TaskUpdate's keywords (status, owner)
         if "owner" in edits or (owner and body["action"] == "start"):
             if not owner:
                 return _refusal("type your name to claim a task", 400)
             edits["owner"] = owner
+        return await self._answer(lambda actions: actions.task_update(self.session, task_id, plan, **edits))
+
+    async def _answer(self, call: Callable[[Actions], Outcome[Any]]) -> Response:
         actions = self.actions
+        assert actions is not None
         try:
-            outcome = await anyio.to_thread.run_sync(lambda: actions.task_update(self.session, task_id, plan, **edits))
+            outcome = await anyio.to_thread.run_sync(lambda: call(actions))
         except PlanningError as e:
             return _refusal(str(e), 409)
         return JSONResponse({"refused": False, "message": outcome.text})

@@ -30,7 +30,8 @@ def add_web_parser(sub: Any) -> None:
     w.add_argument(
         "--actions",
         action="store_true",
-        help="let the page start, complete, reopen and claim tasks (through TaskUpdate); off: read-only",
+        help="let the page start, complete, reopen and claim tasks (through TaskUpdate) and approve gated ones; "
+        "off: read-only",
     )
 
 

@@ -21,12 +21,14 @@ from .conftest import COLUMNS_JS, SCREENSHOTS_ENV, column_ids, known_plan, scree
 
 
 @contextmanager
-def web(tmp_path: Path, root: Path, *extra: str) -> Iterator[str]:
+def web(tmp_path: Path, root: Path | str, *extra: str) -> Iterator[str]:
+    """`planning-mcp web` on the folder `root`, or on the store URL `root` names."""
     port = free_port()
     err = tmp_path / f"web-{port}.stderr"
+    where = ["--store", root] if isinstance(root, str) else ["--root", str(root)]
     with err.open("wb") as out:
         proc = subprocess.Popen(
-            [console_script(), "web", "--root", str(root), "--port", str(port), *extra],
+            [console_script(), "web", *where, "--port", str(port), *extra],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=out,

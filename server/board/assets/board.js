@@ -143,6 +143,11 @@
     if (t.priority !== null && t.priority !== undefined) meta.append(el("span", "priority", "P" + t.priority), " ");
     if (t.labels && t.labels.length) meta.append(el("span", "labels", "{" + t.labels.join(",") + "}"), " ");
     if (t.parent) meta.append(el("span", "parent", "^#" + t.parent), " ");
+    // What a gated task waits for (a person, or a time), as TaskList marks it.
+    if (t.gate && t.status !== "completed") {
+      const until = t.gate.after ? "after " + t.gate.after : "a person";
+      meta.append(el("span", "gate", "gate: " + until), " ");
+    }
     if (t.status === "in_progress" && t.activeForm) meta.append(el("span", "active", t.activeForm), " ");
     const open = t.openBlockers || [];
     if (open.length) meta.append(el("span", "blockers", "blocked by " + open.map((b) => "#" + b).join(", ")));
@@ -183,7 +188,10 @@
 
   function actionButtons(t, plan) {
     const box = el("div", "acts");
-    for (const name of OFFERED[t.column] || []) {
+    // A gated task (a person's sign-off, or a time) is not the agents' to start or complete:
+    // on the web board a person approves it; elsewhere it offers nothing.
+    const offered = t.gate && t.column !== "done" ? (cfg.approve ? [cfg.approve] : []) : OFFERED[t.column] || [];
+    for (const name of offered) {
       const b = el("button", "", cfg.actionLabels[name] || name);
       b.type = "button";
       b.dataset.action = name;
