@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import queries, render, timeline, update
+from . import gates, queries, render, timeline, update
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
@@ -182,6 +182,11 @@ class Actions:
         todo_reset = (change.started or change.completed) and session.todo.clear()
         claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
         return _updated(name, change, todo_reset, claimed)
+
+    def waits_for_person(self, session: Session, task_id: Any, plan: str | None = None) -> Task | None:
+        """The task, when it is unfinished and waits for a person's approval (gates.py)."""
+        task = self.planner.get_task(self._plan(session, plan), task_id)
+        return task if gates.is_gated(task) and task.gate == gates.HUMAN else None
 
     def approve(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskUpdated]:
         """A person approves a gated task (gates.py): the web board's Approve button."""

@@ -41,7 +41,7 @@ from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 from planning_core.ranking import NEXT_TASK
 from planning_core.update import MAX_LEASE_SECONDS
 
-from . import sdk
+from . import approval, sdk
 from .review import review as plan_review
 from .state import AppState, app_state, session_key
 
@@ -362,7 +362,15 @@ def register(server: MCPServer[AppState]) -> None:
             gate=gate,
             acceptance=acceptance,
         )
-        return await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
+        result = await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
+        if result.is_error and status == "completed":
+            asked = await approval.asked_person(ctx, taskId, plan)  # a task gated for a person
+            if asked:
+                result = await _answer(ctx, lambda a, s: a.approve(s, taskId, plan))
+            if asked is not None:
+                said = approval.APPROVED if asked else approval.NOT_APPROVED
+                result.content.append(TextContent(type="text", text=said))
+        return result
 
     @server.tool(name="TaskList", annotations=READ)
     async def task_list(

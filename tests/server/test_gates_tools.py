@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from tests.server.test_plan_review import Person
 from tests.support.mcp import text_of
 
 
@@ -24,3 +27,27 @@ async def test_an_agent_completing_a_gated_task_is_refused_naming_who_can(connec
         assert f"waiting for a person: #1 Approve it (planning-mcp approve {plan} 1)" in text_of(nothing)
         bad = await c.call_tool("TaskUpdate", {"taskId": 1, "gate": "soon"})
         assert bad.is_error and 'gate must be "human"' in text_of(bad)
+
+
+@pytest.mark.parametrize("mode", ["legacy"], indirect=True)  # the question rides a request inside the call
+@pytest.mark.parametrize("approves", [True, False])
+async def test_where_the_client_can_ask_the_person_approves_the_agents_completion(
+    connect: Any, ok: Any, approves: bool
+) -> None:
+    person = Person("accept", {"approve": approves})
+    async with connect(elicitation_callback=person) as c:
+        tasks = [{"subject": "Approve the schema", "gate": "human"}, {"subject": "Migrate", "blockedBy": [1]}]
+        await ok(c, "PlanCreate", {"title": "Schema", "analysis": "a", "approach": "b", "tasks": tasks})
+        done = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "completed"})
+        got = await ok(c, "TaskGet", {"taskId": 1})
+        await ok(c, "TaskUpdate", {"taskId": 2, "subject": "Migrate the data"})  # a plain update: nobody is asked
+    (asked,) = person.asked
+    assert "complete task #1 Approve the schema, which waits for your approval" in asked.message
+    if approves:
+        assert not done.is_error
+        assert text_of(done) == "Updated task #1 status\nNow unblocked: #2 Migrate\nApproved by the person when asked."
+        assert got.structured_content["task"]["status"] == "completed"
+    else:
+        assert done.is_error and "a person completes it" in text_of(done)
+        assert text_of(done).endswith("The person was asked and did not approve it: leave it to them.")
+        assert got.structured_content["task"]["status"] == "pending"
