@@ -59,8 +59,9 @@ def lease_runs_out(task: Task) -> dt.datetime | None:
 
 
 def can_start(task: Task, now: dt.datetime) -> bool:
-    """Not yet started, or started under a lease that ran out (claimable)."""
-    return task.status is TaskStatus.PENDING or lease_expired(task, now)
+    """Not yet started, or started under a lease that ran out (claimable); never a gated
+    task, which no agent starts (gates.py)."""
+    return task.gate is None and (task.status is TaskStatus.PENDING or lease_expired(task, now))
 
 
 def path_via_blockers(start: int, goal: int, lookup: Lookup) -> list[int] | None:

@@ -68,7 +68,8 @@ def test_the_next_claim_names_the_person_it_waits_for_and_approval_unblocks_the_
 ) -> None:
     name = _plan(planner)
     planner.update_task(name, "next", status="in_progress", owner="agent")
-    planner.update_task(name, 1, status="completed")
+    assert planner.update_task(name, 1, status="completed").unblocked == []  # #2 waits for a person, not an agent
+    assert planner.list_tasks(name, status="ready").tasks == []
     with pytest.raises(NothingReady) as nothing:
         planner.update_task(name, "next", status="in_progress", owner="agent")
     assert f"waiting for a person: #2 Approve the schema (planning-mcp approve {name} 2)" in str(nothing.value)
