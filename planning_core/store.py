@@ -147,10 +147,17 @@ class PlanStore(Protocol):
 # -- optional abilities ---------------------------------------------------------------
 
 
+# What a change feed yields, among the names, when it may have missed changes (it heard
+# nothing for a while: a lost LISTEN connection, made again): every plan whose version
+# moved is told at once. No plan is named so (names are lower-case letters, digits, dashes).
+ANY_PLAN = "*"
+
+
 @runtime_checkable
 class ChangeFeed(Protocol):
     def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
-        """Names of plans that may have changed, as soon as the backend learns of it.
+        """Names of plans that may have changed, as soon as the backend learns of it
+        (ANY_PLAN: any of them, after the feed was deaf for a while).
         Yields (maybe an empty set) at least every `wait` seconds, so that the caller can
         compare plan_versions (a change made before the feed began) and see `stop`; ends
         when `stop` is set. Raises StorageError when it cannot watch: the caller polls."""

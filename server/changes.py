@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from planning_core import PlanningError, StorageError
-from planning_core.store import ChangeFeed, PlanStore, PlanVersion
+from planning_core.store import ANY_PLAN, ChangeFeed, PlanStore, PlanVersion
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,8 @@ class PlanChanges:
     `settle` seconds with no name to explain it (what a feed missed: a change made before
     it began, a notice the database lost; polling, any change, at the next look). A plan
     that came, went or moved between active and archived is told at once: each is one
-    rename."""
+    rename. After ANY_PLAN (a feed that was deaf and may have missed names) every moved
+    version is told at once."""
 
     def __init__(self, versions: dict[str, PlanVersion], settle: float) -> None:
         self.told = versions  # each plan's version as last told (a hint not yet told keeps the old one)
@@ -101,10 +102,11 @@ class PlanChanges:
         told = self.told
         both = current.keys() & told.keys()
         came_or_went = (current.keys() ^ told.keys()) | {n for n in both if current[n].archived != told[n].archived}
+        refresh = ANY_PLAN in named  # the feed was deaf a while: what moved meanwhile is told now
         named = named & current.keys()
         hinted = {n for n in both if current[n] != told[n]} - came_or_went - named
         self._hints = {n: self._hints.get(n, now) for n in hinted}
-        settled = {n for n, since in self._hints.items() if since < now and now - since >= self.settle}
+        settled = {n for n, since in self._hints.items() if refresh or (since < now and now - since >= self.settle)}
         for name in settled:
             del self._hints[name]
         self.told = {**current, **{n: told[n] for n in self._hints}}

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from planning_core import Planner, StorageError
+from planning_core.store import ANY_PLAN
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
-from server.changes import Tick, follow
+from server.changes import FEED_SETTLE, PlanChanges, Tick, follow
 from tests.support.seed import seed_plan
 from tests.support.waits import bound
 
@@ -59,3 +60,20 @@ def test_the_file_store_feed_names_the_plan_a_write_changed(tmp_path: Path) -> N
     stop.set()
     assert not follower.is_alive() and not any(t.polling for t in seen)
     assert name in seen[-1].names
+
+
+def test_a_version_moved_while_the_feed_was_deaf_is_told_at_its_return() -> None:
+    """A change whose notice was lost (the feed's connection was down) only moves a plan
+    version: a hint, held FEED_SETTLE. When the feed listens again it yields ANY_PLAN, and
+    the moved version is told then, with the plans whose versions did not move left out."""
+    store = MemoryStore()
+    planner = Planner(store)
+    moved, still = seed_plan(planner), seed_plan(planner)
+    changes = PlanChanges(store.plan_versions(), FEED_SETTLE)
+    planner.update_task(moved, 4, status="completed")
+    assert changes.update(set(), store.plan_versions(), 100.0).plans == []  # a hint only
+    assert changes.update({ANY_PLAN}, store.plan_versions(), 100.1).plans == [moved]
+    assert changes.update({ANY_PLAN}, store.plan_versions(), 100.2).plans == []  # told once
+    assert still not in changes.update({ANY_PLAN}, store.plan_versions(), 100.3).plans
+    planner.update_task(still, 4, status="completed")
+    assert changes.update(set(), store.plan_versions(), 100.4).plans == []  # the rule without it holds

@@ -33,6 +33,7 @@ from planning_core.errors import (
     SessionBusy,
     StorageError,
 )
+from planning_core.store import ANY_PLAN
 from planning_core.stores.files import FileStore
 from planning_core.stores.postgres import PostgresStore
 from planning_core.stores.postgres.db import POOL_MAX
@@ -329,6 +330,45 @@ def test_a_write_from_another_process_wakes_the_feed_within_a_second_even_after_
     finally:
         ours.send(None)
         child.join(CHILD_TIMEOUT)
+        stop.set()
+        feeder.join(CHILD_TIMEOUT)
+    assert not feeder.is_alive()
+
+
+def test_the_feed_listens_again_after_a_restart_and_asks_for_a_look_at_every_plan(
+    pg_store: PostgresStore, url: str
+) -> None:
+    """`pg_ctl restart` cuts the LISTEN connection and refuses the first attempts to make it
+    again; the feed keeps trying, yields ANY_PLAN once it listens (what was notified
+    meanwhile is lost), then hears writes again."""
+    plan = new_plan(pg_store)
+    stop = threading.Event()
+    seen: list[set[str]] = []
+    heard = threading.Condition()
+
+    def listen() -> None:
+        for names in pg_store.changes(stop, 0.5):
+            with heard:
+                seen.append(names)
+                heard.notify_all()
+
+    def wait_for(test: Any) -> bool:
+        with heard:
+            return heard.wait_for(lambda: test(seen), CHILD_TIMEOUT)
+
+    feeder = threading.Thread(target=listen)
+    feeder.start()
+    try:
+        assert wait_for(lambda s: len(s) >= 1)  # listening
+        cluster().restart()
+        assert wait_for(lambda s: any(ANY_PLAN in names for names in s)), "the feed never listened again"
+        writer = PostgresStore(url)
+        try:
+            Planner(writer).create_task(plan, "after the restart")
+        finally:
+            writer.close()
+        assert wait_for(lambda s: any(plan in names for names in s)), "a write after the restart was not heard"
+    finally:
         stop.set()
         feeder.join(CHILD_TIMEOUT)
     assert not feeder.is_alive()

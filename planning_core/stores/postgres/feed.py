@@ -3,8 +3,10 @@
 Every write sends `pg_notify(CHANNEL, <plan name>)` inside its transaction, so the
 notification is delivered when (and only if) the write commits, to every server
 listening, on any host. A notification sent while the listener is disconnected is lost:
-after a reconnect the feed yields an empty set, and the caller's comparison of
-plan_versions at each yield (at least every `wait` seconds) catches up.
+the feed keeps trying to LISTEN again (a restart, a failover: the first attempts are
+refused while the database shuts down and starts), waiting longer after each failure up to
+`wait`, and once it listens again it yields ANY_PLAN, so the caller tells at once every plan
+whose version moved meanwhile. Until then it yields an empty set at least every `wait` s.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from collections.abc import Iterator
 
 import psycopg
 
-from ...errors import DatabaseUnreachable
+from ...errors import DatabaseUnreachable, StorageError
+from ...store import ANY_PLAN
 from .db import Conn, Database
 from .schema import CHANNEL
 
 STOP_POLL = 0.25  # seconds: how often a quiet wait looks at `stop`
 BURST = 0.02  # seconds: after a first notification, others of the same burst join it
+FIRST_RETRY = 0.25  # seconds before the first attempt to LISTEN again; doubled after each failure, up to `wait`
 
 
 def _listen(db: Database, wait: float) -> Conn:
@@ -39,30 +43,48 @@ def _listen(db: Database, wait: float) -> Conn:
     return conn
 
 
+def _close(conn: Conn | None) -> None:
+    if conn is not None:
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+
+
+def _heard(conn: Conn, stop: threading.Event, deadline: float) -> set[str]:
+    """The names notified before `deadline` (a first one, then its burst)."""
+    names: set[str] = set()
+    while not names and not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+        names.update(n.payload for n in conn.notifies(timeout=min(left, STOP_POLL), stop_after=1))
+    if names:
+        names.update(n.payload for n in conn.notifies(timeout=BURST))
+    return names
+
+
 def changes(db: Database, stop: threading.Event, wait: float) -> Iterator[set[str]]:
     """Names of plans written (by any server) since the last yield; an empty set after
-    `wait` s without one. Ends when `stop` is set. DatabaseUnreachable (a StorageError)
-    when the first LISTEN cannot be made: the caller polls instead."""
+    `wait` s without one; ANY_PLAN once listening again after the connection was lost.
+    Ends when `stop` is set. DatabaseUnreachable (a StorageError) when the first LISTEN
+    cannot be made: the caller polls instead."""
     conn: Conn | None = _listen(db, wait)
+    retry = FIRST_RETRY
     try:
         while not stop.is_set():
-            names: set[str] = set()
             deadline = time.monotonic() + wait
-            try:
-                if conn is None:
-                    conn = _listen(db, wait)
-                while not names and not stop.is_set() and (left := deadline - time.monotonic()) > 0:
-                    names.update(n.payload for n in conn.notifies(timeout=min(left, STOP_POLL), stop_after=1))
-                if names:
-                    names.update(n.payload for n in conn.notifies(timeout=BURST))
-            except (psycopg.OperationalError, DatabaseUnreachable):
-                if conn is not None:  # lost: LISTEN again on a new connection at the next turn
-                    with contextlib.suppress(psycopg.Error):
-                        conn.close()
+            names: set[str] = set()
+            while not names and not stop.is_set() and time.monotonic() < deadline:
+                try:
+                    if conn is None:
+                        conn = _listen(db, wait)
+                        names.add(ANY_PLAN)  # what was sent while deaf is lost: look at every plan
+                        retry = FIRST_RETRY
+                    else:
+                        names = _heard(conn, stop, deadline)
+                except (psycopg.Error, StorageError):
+                    # Lost (or refused while the database restarts): LISTEN again on a new
+                    # connection after a pause that grows with each failure, up to `wait`.
+                    _close(conn)
                     conn = None
-                stop.wait(max(0.0, deadline - time.monotonic()))  # the retry's pace, not a handshake
+                    stop.wait(min(retry, max(0.0, deadline - time.monotonic())))
+                    retry = min(retry * 2, wait)
             yield names
     finally:
-        if conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                conn.close()
+        _close(conn)
