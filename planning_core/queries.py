@@ -123,49 +123,63 @@ def _matches(t: Task, query: PageQuery, statuses: Mapping[int, TaskStatus], at: 
     return query.parent is None or t.parent == query.parent
 
 
-def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None) -> TaskPage:
-    """One page of the board of `snap` (a view: nothing here changes a task)."""
-    limit, after = query.limit, query.after
-    at = now or graph.utc_now()
-    statuses = graph.plan_statuses(snap)
-    # The tasks after the cursor, in id order, taken only as far as the page needs: a page
-    # of a big plan costs its own rows, not the plan's (the first page copies no id list).
-    # `ready` is in the claim's order instead (ranking.py), its cursor a place in that order.
+def _following(snap: PlanSnapshot, query: PageQuery, at: dt.datetime) -> Iterable[Task]:
+    """The tasks after the cursor, in id order, taken only as far as the page needs: a page
+    of a big plan costs its own rows, not the plan's (the first page copies no id list).
+    `ready` is in the claim's order instead (ranking.py), its cursor a place in that order."""
+    after = query.after
     if query.status == "ready":
-        following: Iterable[Task] = ranking.ready_in_order(snap, at, after)
-    elif after:
+        return ranking.ready_in_order(snap, at, after)
+    if after:
         ids = list(snap.tasks)
-        following = (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
-    else:
-        following = snap.tasks.values()
+        return (snap.tasks[i] for i in ids[bisect.bisect_right(ids, after) :])
+    return snap.tasks.values()
+
+
+def _rows(snap: PlanSnapshot, query: PageQuery, statuses: Mapping[int, TaskStatus], at: dt.datetime) -> list[Task]:
+    """The page's tasks and one more (which tells whether there is a next page)."""
+    following = _following(snap, query, at)
     if not query.filtered():
-        # The whole board (one row more tells whether there is a next page).
-        rows = list(itertools.islice(following, limit + 1))
-    else:
-        rows = []
-        for t in following:
-            if _matches(t, query, statuses, at):
-                rows.append(t)
-                if len(rows) > limit:
-                    break
-    page, rest = rows[:limit], rows[limit:]
-    upto = page[-1].id if rest else None  # report each unreadable file on one page only
-    unreadable = (
-        [c for c in snap.corrupt if (not after or c.task_id > after) and (upto is None or c.task_id <= upto)]
-        if not query.filtered()
-        else []
-    )
+        return list(itertools.islice(following, query.limit + 1))
+    rows = []
+    for t in following:
+        if _matches(t, query, statuses, at):
+            rows.append(t)
+            if len(rows) > query.limit:
+                break
+    return rows
+
+
+def _unreadable(snap: PlanSnapshot, query: PageQuery, upto: int | None) -> list[CorruptFile]:
+    """The unreadable files of the page's range (each reported on one page only)."""
+    if query.filtered():
+        return []
+    after = query.after
+    return [c for c in snap.corrupt if (not after or c.task_id > after) and (upto is None or c.task_id <= upto)]
+
+
+def _open_blockers(page: list[Task], statuses: Mapping[int, TaskStatus]) -> dict[int, list[int]]:
     open_blockers: dict[int, list[int]] = {}
     for t in page:
         if t.blocked_by and t.status is not TaskStatus.COMPLETED:
             found = [b for b in t.blocked_by if graph.blocker_open(b, statuses)]
             if found:
                 open_blockers[t.id] = found
+    return open_blockers
+
+
+def page_of(snap: PlanSnapshot, query: PageQuery, now: dt.datetime | None = None) -> TaskPage:
+    """One page of the board of `snap` (a view: nothing here changes a task)."""
+    at = now or graph.utc_now()
+    statuses = graph.plan_statuses(snap)
+    rows = _rows(snap, query, statuses, at)
+    page, rest = rows[: query.limit], rows[query.limit :]
+    upto = page[-1].id if rest else None
     return TaskPage.model_construct(  # from tasks and a summary already validated
         plan=snap.summary(),
         tasks=page,
-        unreadable=unreadable,
+        unreadable=_unreadable(snap, query, upto),
         next_cursor=str(page[-1].id) if rest else None,
-        open_blockers=open_blockers,
+        open_blockers=_open_blockers(page, statuses),
         claimable=[t.id for t in page if t.lease_expires_at and graph.lease_expired(t, at)],
     )

@@ -71,6 +71,51 @@ class FolderState:
     memo: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class _FolderEdit:
+    """Copies of a folder's parsed files, tasks and unreadable files, being changed."""
+
+    files: dict[str, Cached]
+    tasks: dict[int, Task]
+    corrupt: list[CorruptFile]
+
+    def put(self, name: str, old: Cached | None, hit: Cached | None) -> None:
+        """File `name` now parses to `hit` (None: it is gone), where it parsed to `old`."""
+        if hit is None:
+            if old is not None:
+                self._drop(old)
+            self.files.pop(name, None)
+            return
+        self.files[name] = hit
+        task = self._same_task(old, hit)
+        if task is not None:
+            self.tasks[task.id] = task  # in its place: the dict stays in id order
+            return
+        if old is not None:
+            self._drop(old)
+        if isinstance(hit.value, Task):
+            self.tasks[hit.value.id] = hit.value
+        else:
+            self.corrupt.append(hit.value)
+            self.corrupt.sort(key=lambda c: c.task_id)
+
+    def _same_task(self, old: Cached | None, hit: Cached) -> Task | None:
+        """hit's task, when it is a new version of the task old held."""
+        if old is None:
+            return None
+        was, now = old.value, hit.value
+        if isinstance(was, Task) and isinstance(now, Task) and was.id == now.id and self.tasks.get(was.id) is was:
+            return now
+        return None
+
+    def _drop(self, old: Cached) -> None:
+        if isinstance(old.value, Task):
+            if self.tasks.get(old.value.id) is old.value:
+                del self.tasks[old.value.id]
+        else:
+            self.corrupt = [c for c in self.corrupt if c is not old.value]
+
+
 class FolderCache:
     """Parsed task files and titles per plan folder, shared by every read of one store.
     The tasks it hands out are its own: callers copy before changing them."""
@@ -230,10 +275,9 @@ class FolderCache:
         if PLAN_MD in state.dirty:
             state.memo.clear()  # the title is part of what is kept; title() re-reads it
         state.dirty = {PLAN_MD} & state.dirty
-        files, tasks, corrupt = state.files, state.tasks, state.corrupt
-        changed = False
+        edit: _FolderEdit | None = None
         for name in names:
-            old = files.get(name)
+            old = state.files.get(name)
             try:
                 st = os.lstat(os.path.join(path, name))
             except FileNotFoundError:
@@ -245,37 +289,11 @@ class FolderCache:
                 hit = self._load(path, name, st, old)
             if hit is old:
                 continue
-            if not changed:  # copy on write: readers holding the old ones are not disturbed
-                files, tasks, corrupt = dict(files), dict(tasks), list(corrupt)
-                changed = True
-            if (
-                old is not None
-                and hit is not None
-                and isinstance(old.value, Task)
-                and isinstance(hit.value, Task)
-                and old.value.id == hit.value.id
-                and tasks.get(old.value.id) is old.value
-            ):
-                files[name] = hit
-                tasks[hit.value.id] = hit.value  # in its place: the dict stays in id order
-                continue
-            if old is not None:
-                if isinstance(old.value, Task):
-                    if tasks.get(old.value.id) is old.value:
-                        del tasks[old.value.id]
-                else:
-                    corrupt = [c for c in corrupt if c is not old.value]
-            if hit is None:
-                files.pop(name, None)
-                continue
-            files[name] = hit
-            if isinstance(hit.value, Task):
-                tasks[hit.value.id] = hit.value
-            else:
-                corrupt.append(hit.value)
-                corrupt.sort(key=lambda c: c.task_id)
-        if changed:
-            state.files, state.tasks, state.corrupt = files, tasks, corrupt
+            if edit is None:  # copy on write: readers holding the old ones are not disturbed
+                edit = _FolderEdit(dict(state.files), dict(state.tasks), list(state.corrupt))
+            edit.put(name, old, hit)
+        if edit is not None:
+            state.files, state.tasks, state.corrupt = edit.files, edit.tasks, edit.corrupt
             state.generation += 1
             state.memo = {}
 

@@ -84,25 +84,10 @@ class FileTransaction(StagedTransaction):
         # naming it first), so no crash point leaves a link to a missing task.
         order = sorted(self._staged, key=lambda i: i not in self._issued)
         folder = os.fspath(self.path)
-        for i in order:
-            if i in self._issued and os.path.lexists(os.path.join(folder, task_filename(i))):
-                # Under the lock no writer of ours made it: never overwrite what is there.
-                raise StorageError(f"plan {self.name}", f"{task_filename(i)} appeared for a new id")
-        writes = [
-            (os.path.join(folder, task_filename(i)), t.to_json().encode()) for i in order if (t := self._staged[i])
-        ]
-        if self._high is not None:
-            # The mark goes first: if a later rename fails, an id is burnt, never reused.
-            writes.insert(0, (os.path.join(folder, HIGHWATERMARK), f"{self._high}\n".encode()))
+        self._refuse_taken_ids(order, folder)
         removals = [os.path.join(folder, task_filename(i)) for i, t in self._staged.items() if t is None]
-        events = self.staged_events()
         try:
-            if events:  # the change and its history entry, as one (historylog.py)
-                historylog.commit_logged(folder, Entry.now(events), writes, removals)
-            if writes and not events:
-                atomic.replace_many(writes)
-            if removals and not events:
-                atomic.remove_synced(removals)
+            self._write(self._writes(order, folder), removals)
         except atomic.PartialWrite as e:
             tasks = [n for p in e.replaced if (n := os.path.basename(p)) != HIGHWATERMARK]
             if not tasks:  # only the mark moved on: an id is burnt, no task changed
@@ -112,3 +97,28 @@ class FileTransaction(StagedTransaction):
             raise StorageError(f"plan {self.name}", e.strerror or str(e)) from None
         self._staged.clear()
         self._issued.clear()
+
+    def _refuse_taken_ids(self, order: list[int], folder: str) -> None:
+        for i in order:
+            if i in self._issued and os.path.lexists(os.path.join(folder, task_filename(i))):
+                # Under the lock no writer of ours made it: never overwrite what is there.
+                raise StorageError(f"plan {self.name}", f"{task_filename(i)} appeared for a new id")
+
+    def _writes(self, order: list[int], folder: str) -> list[tuple[str, bytes]]:
+        writes = [
+            (os.path.join(folder, task_filename(i)), t.to_json().encode()) for i in order if (t := self._staged[i])
+        ]
+        if self._high is not None:
+            # The mark goes first: if a later rename fails, an id is burnt, never reused.
+            writes.insert(0, (os.path.join(folder, HIGHWATERMARK), f"{self._high}\n".encode()))
+        return writes
+
+    def _write(self, writes: list[tuple[str, bytes]], removals: list[str]) -> None:
+        events = self.staged_events()
+        if events:  # the change and its history entry, as one (historylog.py)
+            historylog.commit_logged(os.fspath(self.path), Entry.now(events), writes, removals)
+            return
+        if writes:
+            atomic.replace_many(writes)
+        if removals:
+            atomic.remove_synced(removals)
