@@ -77,3 +77,19 @@ async def test_the_floor_servers_write_replaces_the_files_durably_and_echo_is_un
                 assert not replayed.is_error
                 assert replayed.content[0].text == "#1 [pending] a"  # type: ignore[union-attr]
                 assert replayed.structured_content == {"tasks": [{"id": 1}]}
+
+
+def test_the_stop_hook_bench_runs_each_case_and_prints_its_section() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PLANNING_MCP_ROOT"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.stop_hook", "--runs", "1", "--tasks", "3"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=bound(60),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("## Claude Code's Stop hook: what one stop costs")
+    for case in ("| blocked ", "| let through ", "| no planning folder ", "| python -c pass "):
+        assert case in proc.stdout, case
