@@ -17,7 +17,7 @@ from . import gates, queries, render, timeline, update
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
-from .names import check_plan_name
+from .names import check_plan_name, parse_task_id
 from .outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -178,10 +178,27 @@ class Actions:
             if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
-        change = self.planner.update_task(name, task_id, patch)
+        change = self.planner.update_task(name, task_id, patch, caller=self._known_as(session, name, task_id, patch))
+        if change.task is not None:
+            task = change.task
+            held = not change.deleted and task.status is TaskStatus.IN_PROGRESS and task.owner
+            if held and patch.get("owner") == task.owner:
+                session.keep_claim(name, task.id, task.owner)
+            elif not held:
+                session.keep_claim(name, task.id, None)
         todo_reset = (change.started or change.completed) and session.todo.clear()
         claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
         return _updated(name, change, todo_reset, claimed)
+
+    @staticmethod
+    def _known_as(session: Session, plan: str, task_id: Any, patch: TaskPatch) -> str | None:
+        """The owner an update naming none is known by: its session's claim of the task."""
+        if patch.get("owner"):
+            return None
+        try:
+            return session.claimed_as(plan, parse_task_id(task_id))
+        except PlanningError:
+            return None  # "next", or an id the planner refuses in its own words
 
     def waits_for_person(self, session: Session, task_id: Any, plan: str | None = None) -> Task | None:
         """The task, when it is unfinished and waits for a person's approval (gates.py)."""

@@ -192,6 +192,18 @@ class ClaimConflict(PlanningError):
         )
 
 
+class TakenOver(ClaimConflict):
+    """A former owner's update of a task another owner took over once its lease ran out."""
+
+    def __init__(self, task_id: int, former: str, owner: str, taken_at: str) -> None:
+        PlanningError.__init__(
+            self,
+            f"Task #{task_id} was taken over by {owner!r}{f' at {taken_at}' if taken_at else ''}, after the "
+            f"lease of {former!r} ran out. Nothing was changed: it is no longer yours to change. Stop working "
+            'on it, and claim another (taskId "next").',
+        )
+
+
 class NextClaimMisused(InvalidInput):
     """TaskUpdate taskId "next" is a claim and nothing else."""
 

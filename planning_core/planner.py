@@ -201,14 +201,23 @@ class Planner:
         return graph.open_blockers(task, lambda b: self.store.get_task(plan, b), unreadable_open=True)
 
     def update_task(
-        self, plan: str, task_id: Any, patch: TaskPatch | None = None, *, by_person: bool = False, **changes: Any
+        self,
+        plan: str,
+        task_id: Any,
+        patch: TaskPatch | None = None,
+        *,
+        by_person: bool = False,
+        caller: str | None = None,
+        **changes: Any,
     ) -> TaskChange:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
         transaction: dependencies, then fields, then status, owner and lease. The lease's
         clock is read inside the transaction, so the claim is judged at the moment it
         holds the plan. taskId "next" claims the best ready task (ranking.py), chosen from
         the plan as read under its lock: claims racing for it get different tasks.
-        `by_person`: a person's change (approve), which no gate refuses (gates.py)."""
+        `by_person`: a person's change (approve), which no gate refuses (gates.py).
+        `caller`: the owner the caller is known as when it names none (its session's claim
+        of this task): a former owner is refused (update.check_not_taken_over)."""
         raw = patch if patch is not None else TaskPatch(**changes)
         next_claim = update.is_next_claim(task_id, raw)
         tid = 0 if next_claim else parse_task_id(task_id)
@@ -221,6 +230,8 @@ class Planner:
                 tid = self._next_ready(plan, txn, now)
             work = update.Work(txn)
             task = work.get(tid)
+            if not by_person:
+                update.check_not_taken_over(task, p.get("owner") or caller, p, now)
             if p.status == "deleted":
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()

@@ -24,6 +24,7 @@ TODO_INTERVAL = 3
 
 PLAN_CHANGING_TOOLS = frozenset({"PlanCreate", "TaskCreate", "TaskUpdate", "PlanArchive"})
 TODO_TOOL = "todo"
+MAX_CLAIMS_KEPT = 32  # the session's latest claims it is known by (Session.claims)
 
 
 @dataclass
@@ -84,6 +85,23 @@ class Session:
     current_plan: str | None = None
     todo: TodoList = field(default_factory=TodoList)
     clock: ReminderClock = field(default_factory=ReminderClock)
+    # The tasks this session claimed and under which owner ("plan#id" -> owner), the latest
+    # MAX_CLAIMS_KEPT: an update that names no owner is known by it, so a session whose
+    # claim was taken over (its lease ran out) cannot undo the new owner's work unnamed.
+    claims: dict[str, str] = field(default_factory=dict)
+
+    def claimed_as(self, plan: str, task_id: int) -> str | None:
+        """The owner this session claimed the task as, if it did."""
+        return self.claims.get(f"{plan}#{task_id}")
+
+    def keep_claim(self, plan: str, task_id: int, owner: str | None) -> None:
+        """Remember (an owner) or forget (None) this session's claim of a task."""
+        key = f"{plan}#{task_id}"
+        self.claims.pop(key, None)
+        if owner:
+            self.claims[key] = owner
+            while len(self.claims) > MAX_CLAIMS_KEPT:
+                del self.claims[next(iter(self.claims))]
 
     def round(self, tool: str, *, succeeded: bool, plan_has_work: Callable[[], bool]) -> list[str]:
         """Count one tool call of this session and return the reminders due on it."""
@@ -103,6 +121,7 @@ class Session:
             "topic": self.todo.topic,
             "planQuiet": self.clock.plan_quiet,
             "todoQuiet": self.clock.todo_quiet,
+            "claims": self.claims,
         }
 
     @classmethod
@@ -122,4 +141,8 @@ class Session:
             value = state.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 setattr(session.clock, attr, value)
+        claims = state.get("claims")
+        if isinstance(claims, dict):
+            kept = [(k, v) for k, v in claims.items() if isinstance(k, str) and isinstance(v, str)]
+            session.claims = dict(kept[-MAX_CLAIMS_KEPT:])
         return session

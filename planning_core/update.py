@@ -29,6 +29,7 @@ from .errors import (
     NextClaimMisused,
     ParentRefused,
     SelfDependency,
+    TakenOver,
     TaskBlocked,
     TaskNotFound,
     UnfinishedParts,
@@ -252,6 +253,23 @@ def _claim(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datet
         _record_handover(task, owner, now)
     elif p.status == TaskStatus.IN_PROGRESS.value:
         raise ClaimConflict(task.id, task.owner)
+
+
+def check_not_taken_over(task: Task, caller: str | None, p: TaskPatch, now: dt.datetime) -> None:
+    """A former owner, whose claim another owner took over after its lease ran out, changes
+    nothing of the task while it is in progress under another owner: not its status, fields
+    or links, whether it names itself or is known by its session's claim (`caller`). Its
+    late renewal, completion or release would undo the new owner's work. Taking the task
+    back is a claim like any other: allowed once the new owner's lease has run out too."""
+    if not caller or task.status is not TaskStatus.IN_PROGRESS or not task.owner or caller == task.owner:
+        return
+    if p.get("owner") == caller and p.status in (None, TaskStatus.IN_PROGRESS.value) and graph.lease_expired(task, now):
+        return  # a take-over in its turn (_claim)
+    past = task.metadata.get(CLAIM_HISTORY)
+    lost = [e for e in (past if isinstance(past, list) else []) if isinstance(e, dict) and e.get("owner") == caller]
+    if lost:
+        taken_at = lost[-1].get("takenAt")
+        raise TakenOver(task.id, caller, task.owner, taken_at if isinstance(taken_at, str) else "")
 
 
 def _check_blockers(plan: str, task: Task, get: graph.Lookup) -> None:

@@ -1,0 +1,104 @@
+"""Promise: a team on one store through real server processes. An agent that lost its
+task (its process paused past its lease, or killed and started again) cannot undo the
+work of the agent that took it over: its update is refused naming the new owner, while
+the new owner's heartbeat keeps working. Files and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.agent_stdio import Agent
+from tests.support.procs import stop
+from tests.support.store_urls import SERVED_KINDS, store_url
+from tests.support.waits import bound
+
+
+class Team:
+    """Agents started on demand on one store, each stopped at the end."""
+
+    def __init__(self, url: str, here: Path) -> None:
+        self.url, self.here = url, here
+        self.started: list[Agent] = []
+
+    def agent(self, name: str) -> Agent:
+        a = Agent(name, self.url, self.here, self.here / f"{name}-{len(self.started)}.log")
+        self.started.append(a)
+        a.initialize()
+        return a
+
+
+@pytest.fixture(params=SERVED_KINDS)
+def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+    made = Team(store_url(request.param, tmp_path), tmp_path)
+    try:
+        yield made
+    finally:
+        for a in made.started:
+            if a.proc.poll() is None:
+                os.kill(a.proc.pid, signal.SIGCONT)  # a paused one could not be stopped
+            stop(a.proc)
+
+
+def make_plan(agent: Agent, tasks: list[dict[str, Any]]) -> str:
+    ok, text, data = agent.call(
+        "PlanCreate",
+        {"title": "Team", "analysis": "a", "approach": "b", "name": "team", "date": "2026-05-28", "tasks": tasks},
+    )
+    assert ok, text
+    return str(data["plan"]["name"])
+
+
+def claim(agent: Agent, plan: str, owner: str, lease: int, **more: Any) -> tuple[bool, str, dict[str, Any]]:
+    args = {"taskId": "next", "status": "in_progress", "owner": owner, "leaseSeconds": lease, "plan": plan}
+    return agent.call("TaskUpdate", {**args, **more})
+
+
+def wait_ready(agent: Agent, plan: str, task_id: int) -> None:
+    """Until `agent` lists the task as ready (a lease ran out): the plan's own answer."""
+    deadline = time.monotonic() + bound(10)
+    while True:
+        ok, board, data = agent.call("TaskList", {"plan": plan, "status": "ready"})
+        assert ok, board
+        if task_id in [row["id"] for row in data["tasks"]]:
+            return
+        assert time.monotonic() < deadline, f"#{task_id} not ready after {bound(10)} s: {board}"
+        time.sleep(0.05)
+
+
+def test_a_paused_agent_resumed_after_a_take_over_cannot_undo_it(team: Team) -> None:
+    alice, bob = team.agent("alice"), team.agent("bob")
+    plan = make_plan(alice, [{"subject": "only task"}])
+    ok, text, data = claim(alice, plan, "alice", 1)
+    assert ok and data["taskId"] == 1, text
+    os.kill(alice.proc.pid, signal.SIGSTOP)  # alice's process stops mid-task
+    wait_ready(bob, plan, 1)
+    ok, text, data = claim(bob, plan, "bob", 600)
+    assert ok and data["taskId"] == 1, text
+    os.kill(alice.proc.pid, signal.SIGCONT)
+    # alice's late calls, naming herself or not (her server knows her claim), change nothing.
+    for late in (
+        {"status": "completed"},
+        {"status": "pending", "owner": "alice"},
+        {"description": "done, I think"},
+        {"owner": "alice"},
+    ):
+        ok, text, _ = alice.call("TaskUpdate", {"taskId": 1, "plan": plan, **late})
+        assert not ok and "taken over by 'bob'" in text and "lease of 'alice' ran out" in text, (late, text)
+    ok, text, _ = bob.call("TaskUpdate", {"taskId": 1, "plan": plan, "owner": "bob"})
+    assert ok and text.startswith("Updated task #1"), text  # renewed (the same second: the same expiry)
+    # alice's process dies; started again, she names herself: still refused.
+    stop(alice.proc)
+    again = team.agent("alice")
+    ok, text, _ = again.call("TaskUpdate", {"taskId": 1, "plan": plan, "status": "completed", "owner": "alice"})
+    assert not ok and "taken over by 'bob'" in text, text
+    ok, text, data = bob.call("TaskUpdate", {"taskId": 1, "plan": plan, "status": "completed"})
+    assert ok and data["status"] == "completed", text
+    ok, text, data = again.call("TaskGet", {"taskId": 1, "plan": plan})
+    assert ok and (data["task"]["status"], data["task"]["owner"]) == ("completed", "bob"), text
