@@ -49,36 +49,46 @@ def work_left(snap: PlanSnapshot, now: dt.datetime, mine: Collection[str] = ()) 
     """What is left in `snap` (a view, never changed) for an agent whose owner names are
     `mine` ("" among them: a task in progress with no owner is the agent's own); with none,
     every task in progress is another agent's (a script asking)."""
-    name = snap.name
     left = [t for t in snap.tasks.values() if t.status is not TaskStatus.COMPLETED]
     if not left and not snap.corrupt:
-        return WorkLeft(name, DONE, f"Plan {name} is done: all {len(snap.tasks):,} tasks are completed.")
+        return WorkLeft(snap.name, DONE, f"Plan {snap.name} is done: all {len(snap.tasks):,} tasks are completed.")
     total = len(snap.tasks) + len(snap.corrupt)
-    count = f"Plan {name} is not done ({len(left) + len(snap.corrupt):,} of {total:,} tasks left)"
+    count = f"Plan {snap.name} is not done ({len(left) + len(snap.corrupt):,} of {total:,} tasks left)"
     running = sorted((t for t in left if t.status is TaskStatus.IN_PROGRESS and t.gate is None), key=lambda t: t.id)
-    held = [t for t in running if t.owner in mine and not gates.is_gated(t)]
+    return _doable(snap, count, running, now, mine) or _waiting(snap, count, left, running, now)
+
+
+def _doable(
+    snap: PlanSnapshot, count: str, running: list[Task], now: dt.datetime, mine: Collection[str]
+) -> WorkLeft | None:
+    """The agent's own task in progress, else the best ready task nobody holds."""
+    held = [t for t in running if t.owner in mine]
     if held:
         t = held[0]
         whose = f" ({escape(t.owner)})" if t.owner else ""
         return WorkLeft(
-            name,
+            snap.name,
             YOURS,
             f"{count}: {_task(t)} is in progress{whose}. Finish it, then TaskUpdate #{t.id} status completed.",
         )
     ready = ranking.ready_in_order(snap, now)
-    if ready:
-        t = ready[0]
-        return WorkLeft(
-            name,
-            READY,
-            f'{count}: {_task(t)} is ready and nobody holds it. Next: TaskUpdate taskId "next" '
-            'status "in_progress" with your owner name, then do it.',
-        )
+    if not ready:
+        return None
+    return WorkLeft(
+        snap.name,
+        READY,
+        f'{count}: {_task(ready[0])} is ready and nobody holds it. Next: TaskUpdate taskId "next" '
+        'status "in_progress" with your owner name, then do it.',
+    )
+
+
+def _waiting(snap: PlanSnapshot, count: str, left: list[Task], running: list[Task], now: dt.datetime) -> WorkLeft:
+    """What the work left waits for: other agents, a gate, or a hand."""
     if running:
         named = ", ".join(f"{_task(t)} ({escape(t.owner)})" for t in running[:MAX_NAMED])
         more = f" and {len(running) - MAX_NAMED:,} more" if len(running) > MAX_NAMED else ""
-        return WorkLeft(name, OTHERS, f"{count}: the rest waits for work held by other agents: {named}{more}.")
+        return WorkLeft(snap.name, OTHERS, f"{count}: the rest waits for work held by other agents: {named}{more}.")
     gated = sorted((t for t in left if t.gate is not None), key=lambda t: t.id)
     if gated:
-        return WorkLeft(name, GATED, f"{count}: {gates.waiting_line(name, gated)}.")
-    return WorkLeft(name, STUCK, f"{count}: {ranking.nothing_ready(snap, now)}")
+        return WorkLeft(snap.name, GATED, f"{count}: {gates.waiting_line(snap.name, gated)}.")
+    return WorkLeft(snap.name, STUCK, f"{count}: {ranking.nothing_ready(snap, now)}")

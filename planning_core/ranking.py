@@ -189,6 +189,23 @@ def _waiting_for(running: list[Task], waiting: int, now: dt.datetime) -> str:
     return f"the {len(running):,} {left} in progress: {named}. Nothing is waiting to start: stop{again}."
 
 
+def _gated_and_running(left: list[Task]) -> tuple[list[Task], list[Task]]:
+    """The unfinished tasks that wait for a gate, and those in progress (no gated one)."""
+    gated = [t for t in left if t.gate is not None]
+    running = [t for t in left if t.status is TaskStatus.IN_PROGRESS and t.gate is None]
+    return gated, running
+
+
+def _gate_parts(plan: str, gated: list[Task], running: bool) -> list[str]:
+    """What the gated tasks wait for; with nothing in progress either, that the agent stops."""
+    if not gated:
+        return []
+    parts = [gates.waiting_line(plan, gated) + "."]
+    if not running:
+        parts.append("No agent completes these: tell the person, and stop.")
+    return parts
+
+
 def nothing_ready(snap: PlanSnapshot, now: dt.datetime) -> str:
     """Why no task can be claimed now, and whether to wait (for what, until when) or stop."""
     tasks = snap.tasks
@@ -201,14 +218,9 @@ def nothing_ready(snap: PlanSnapshot, now: dt.datetime) -> str:
             f"all {len(tasks):,} tasks are completed. Stop: nothing is left to claim "
             "(verify the result against plan.md, then PlanArchive)."
         )
-    gated = [tasks[i] for i in left if tasks[i].gate is not None]
-    running = [tasks[i] for i in left if tasks[i].status is TaskStatus.IN_PROGRESS and tasks[i].gate is None]
+    gated, running = _gated_and_running([tasks[i] for i in left])
     waiting = len(left) - len(running) - len(gated)
-    parts = []
-    if gated:
-        parts.append(gates.waiting_line(snap.name, gated) + ".")
-        if not running:
-            parts.append("No agent completes these: tell the person, and stop.")
+    parts = _gate_parts(snap.name, gated, bool(running))
     if running:
         parts.append(_waiting_for(running, waiting, now))
     if unreadable:
