@@ -44,6 +44,14 @@ GITIGNORE_LINE = "history*.jsonl"
 # of entries), so its cost stays that of a read of a bounded tail however long the plan has
 # lived; `planning-mcp log` pages through all of it.
 TASK_EVENTS_SCAN = 256 * 1024
+# What a repository's log can make a reader do is bounded: a line longer than MAX_LINE is
+# damage (the largest entry a write makes, an import of the most tasks it takes, is far
+# shorter), skipped without being joined or parsed, and of each segment only the last
+# SEGMENT_READ bytes are read (a segment this store wrote never holds more; what a longer
+# one holds before them is damage too). A read of the whole log reads at most
+# SEGMENTS * SEGMENT_READ bytes, each once.
+MAX_LINE = 16 * 1024 * 1024
+SEGMENT_READ = SEGMENT_BYTES + MAX_LINE
 _FIRST_CHUNK = 16 * 1024
 _CHUNK = 1024 * 1024
 _DONE_TAIL = b',"done":1}'
@@ -227,9 +235,35 @@ def settle(folder: str) -> bool:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _chunks_backwards(path: str) -> Iterator[bytes]:
-    """The file's whole lines in blocks, last block first, each block's lines in file order
-    (read in chunks from the end: never the whole file)."""
+class _LinePieces:
+    """The later pieces of a line read backwards, kept as read and joined once when its
+    start is found: each byte is copied a bounded number of times however long the line.
+    Past MAX_LINE the line is damage: its pieces are dropped and it is left out."""
+
+    def __init__(self, first: bytes = b"") -> None:
+        self.pieces = [first] if first else []
+        self.size = len(first)
+        self.damaged = self.size > MAX_LINE
+
+    def add(self, earlier: bytes) -> None:
+        self.size += len(earlier)
+        if self.size > MAX_LINE:
+            self.damaged, self.pieces = True, []
+        elif not self.damaged:
+            self.pieces.append(earlier)
+
+    def close(self, head: bytes) -> bytes:
+        """`head` (whole lines, then the line's start) with the line's pieces after it."""
+        start = head.rfind(b"\n") + 1
+        if self.damaged or len(head) - start + self.size > MAX_LINE:
+            return head[:start]
+        return head + b"".join(reversed(self.pieces)) if self.pieces else head
+
+
+def _chunks_backwards(path: str, limit: int | None = None) -> Iterator[bytes]:
+    """The file's whole lines in blocks, last block first, each block's lines in file order,
+    from at most its last `limit` bytes (SEGMENT_READ unless told; a line cut by that start
+    is left out): read in chunks from the end, never the whole file."""
     try:
         fd = os.open(path, _FLAGS)
     except OSError:
@@ -238,23 +272,34 @@ def _chunks_backwards(path: str) -> Iterator[bytes]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return
         pos = os.fstat(fd).st_size
-        rest = b""
+        stop = max(0, pos - (SEGMENT_READ if limit is None else limit))
+        later = _LinePieces()  # the line that goes on past the chunk read last
         chunk = _FIRST_CHUNK  # small first: the newest page is near the end
-        while pos > 0:
-            n = min(chunk, pos)
+        while pos > stop:
+            n = min(chunk, pos - stop)
             chunk = min(chunk * 4, _CHUNK)
             pos -= n
-            data = os.pread(fd, n, pos) + rest
+            data = os.pread(fd, n, pos)
             cut = data.find(b"\n") if pos else -1
-            rest, block = (data[: cut + 1], data[cut + 1 :]) if cut >= 0 else (data, b"")
-            if pos == 0:
-                rest, block = b"", data
+            if cut < 0 and pos:
+                if pos == stop:
+                    return  # the line began before the bytes we read: not read whole
+                later.add(data)
+                continue
+            block = later.close(data[cut + 1 :])
+            later = _LinePieces(data[: cut + 1])
             if block:
                 yield block
-        if rest:
-            yield rest
     finally:
         os.close(fd)
+
+
+def _read_size(path: str, limit: int) -> int:
+    """How many bytes _chunks_backwards(path, limit) reads."""
+    try:
+        return min(os.lstat(path).st_size, limit)
+    except OSError:
+        return 0
 
 
 def _lines(block: bytes, wanted: tuple[bytes, ...] | None) -> list[bytes]:
@@ -281,10 +326,14 @@ def _records(
 ) -> Iterator[dict[str, Any]]:
     """Every record, newest first; with `wanted`, only the lines it matches (and the void
     markers): a task's events are found without parsing every line. With `budget`, only the
-    newest blocks up to about that many bytes are read."""
-    read = 0
+    newest `budget` bytes of the log are read."""
+    left = budget
     for name in SEGMENT_NAMES:
-        for block in _chunks_backwards(os.path.join(folder, name)):
+        path = os.path.join(folder, name)
+        limit = SEGMENT_READ if left is None else min(SEGMENT_READ, left)
+        if limit <= 0:
+            return  # a bounded tail was asked for, and read
+        for block in _chunks_backwards(path, limit):
             for line in _lines(block, wanted):
                 if line.endswith(_DONE_TAIL) and line.startswith(b'{"seq":') and len(line) < 40:
                     continue  # a commit marker: readers need only the entries and the voids
@@ -294,9 +343,8 @@ def _records(
                     continue  # a torn line a power loss left
                 if isinstance(value, dict) and isinstance(value.get("seq"), int):
                     yield value
-            read += len(block)
-            if budget is not None and read >= budget:
-                return  # the blocks grow from the end (16 KiB, ×4 each): a bounded tail
+        if left is not None:
+            left -= _read_size(path, limit)
 
 
 def _last_record(folder: str) -> dict[str, Any] | None:
