@@ -33,6 +33,7 @@ from .planner import Planner, TaskChange
 from .rows import task_row
 from .session import Session
 from .store import PlanFolders
+from .verification import Progress, StillRunning, Verifier
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -69,9 +70,10 @@ class Outcome(Generic[T]):
 
 
 class Actions:
-    def __init__(self, planner: Planner, hooks: EventHooks | None = None) -> None:
+    def __init__(self, planner: Planner, hooks: EventHooks | None = None, verifier: Verifier | None = None) -> None:
         self.planner = planner
         self.hooks = hooks  # event hooks (planning_core.events); configured at server start only
+        self.verifier = verifier  # the checks a task's criteria name (verification.py)
         self.pages = Pages()  # TaskList rows and pages kept between calls
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
@@ -119,6 +121,8 @@ class Actions:
         date: str | None = None,
         tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
     ) -> Outcome[PlanCreated]:
+        for spec in tasks or ():
+            self._check_names(spec.get("acceptance") if isinstance(spec, dict) else spec.acceptance)
         snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks)
         session.current_plan = snap.name
         self._created(snap.name, list(snap.tasks.values()))
@@ -157,7 +161,9 @@ class Actions:
     ) -> Outcome[TaskCreated]:
         """TaskCreate: a NewTask, or its subject, description and other fields."""
         name = self._plan(session, plan)
-        task = self.planner.create_task(name, NewTask.of(new, description, fields))
+        new = NewTask.of(new, description, fields)
+        self._check_names(new.values.get("acceptance"))
+        task = self.planner.create_task(name, new)
         self._created(name, [task])
         try:
             open_ids = self.planner.open_blockers(name, task)
@@ -165,12 +171,24 @@ class Actions:
             open_ids = list(task.blocked_by)
         return Outcome(render.created_text(task), TaskCreated(plan=name, task=task_row(task, open_ids)))
 
+    def _check_names(self, acceptance: Any) -> None:
+        if self.verifier is not None and isinstance(acceptance, list):
+            self.verifier.check_names(acceptance)
+
     def task_update(
-        self, session: Session, task_id: Any, plan: str | None = None, patch: TaskPatch | None = None, **changes: Any
+        self,
+        session: Session,
+        task_id: Any,
+        plan: str | None = None,
+        patch: TaskPatch | None = None,
+        progress: Progress | None = None,
+        **changes: Any,
     ) -> Outcome[TaskUpdated]:
-        """`patch` (what the tool sends), or its fields as keywords."""
+        """`patch` (what the tool sends), or its fields as keywords. `progress`: told how a
+        completion's checks go while they run."""
         patch = patch if patch is not None else TaskPatch(**changes)
         name = self._plan(session, plan)
+        self._check_names(patch.get("acceptance"))
         if patch.status == TaskStatus.COMPLETED.value and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
             update.is_next_claim(task_id, patch)  # "next" here is refused as such, not as a bad id
@@ -178,7 +196,12 @@ class Actions:
             if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
-        change = self.planner.update_task(name, task_id, patch, caller=self._known_as(session, name, task_id, patch))
+        caller = self._known_as(session, name, task_id, patch)
+        verified = self._verified(name, task_id, patch, progress, caller)
+        if isinstance(verified, StillRunning):
+            data = TaskUpdated(plan=name, task_id=verified.task_id, changed=[], status=verified.status)
+            return Outcome(verified.text, data)
+        change = verified or self.planner.update_task(name, task_id, patch, caller=caller)
         if change.task is not None:
             task = change.task
             held = not change.deleted and task.status is TaskStatus.IN_PROGRESS and task.owner
@@ -209,6 +232,14 @@ class Actions:
         """A person approves a gated task (gates.py): the web board's Approve button."""
         name = self._plan(session, plan)
         return _updated(name, self.planner.approve(name, task_id), False)
+
+    def _verified(
+        self, plan: str, task_id: Any, patch: TaskPatch, progress: Progress | None, caller: str | None
+    ) -> TaskChange | StillRunning | None:
+        """A completion of a task that names checks, made once they pass (verification.py)."""
+        if patch.status != TaskStatus.COMPLETED.value or self.verifier is None:
+            return None
+        return self.verifier.complete(plan, task_id, patch, progress, caller)
 
     def task_list(
         self,

@@ -24,6 +24,7 @@ from typing import Any
 
 from .errors import InvalidInput
 from .models import Task
+from .verify import describe
 
 ACTOR: ContextVar[str] = ContextVar("planning_history_actor", default="-")
 MAX_ACTOR = 80  # characters of a session key or command name kept
@@ -36,7 +37,7 @@ SINCE_DEFAULT_SECONDS = 24 * 3600.0  # when the session was never here before
 
 # Fields whose changes are events of their own (or mirrors, not changes: `blocks` follows
 # `blockedBy`; timestamps and a lease move with every claim).
-_OWN = frozenset({"id", "status", "owner", "blockedBy", "blocks", "updatedAt", "createdAt"})
+_OWN = frozenset({"id", "status", "owner", "blockedBy", "blocks", "updatedAt", "createdAt", "verification"})
 _LEASE = frozenset({"leaseSeconds", "leaseExpiresAt"})
 
 
@@ -70,6 +71,7 @@ class Event:
     blocked_by_removed: list[int] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # other fields that changed
     tasks: int = 0  # plan-created: how many tasks the plan began with
+    checks: str = ""  # a run of the task's checks, as verify.describe says it
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"op": self.op}
@@ -87,6 +89,7 @@ class Event:
             ("blockedByRemoved", self.blocked_by_removed),
             ("fields", self.fields),
             ("tasks", self.tasks),
+            ("checks", self.checks),
         )
         d.update((k, v) for k, v in optional if v)
         return d
@@ -112,6 +115,7 @@ class Event:
             blocked_by_removed=ids(d.get("blockedByRemoved")),
             fields=[str(f) for f in d.get("fields", []) if isinstance(f, str)],
             tasks=int(d["tasks"]) if isinstance(d.get("tasks"), int) else 0,
+            checks=str(d.get("checks", "")),
         )
 
 
@@ -239,7 +243,9 @@ def task_event(before: Task | None, after: Task | None, deleted: set[int]) -> Ev
     ev.blocked_by_removed = sorted(set(before.blocked_by) - set(after.blocked_by) - deleted)
     old, new = _doc(before), _doc(after)
     ev.fields = sorted(k for k in {*old, *new} - _OWN - _LEASE if old.get(k) != new.get(k))
-    if ev.status or ev.owner or ev.blocked_by_added or ev.blocked_by_removed or ev.fields:
+    if after.verification != before.verification:
+        ev.checks = describe(after.verification)
+    if ev.status or ev.owner or ev.blocked_by_added or ev.blocked_by_removed or ev.fields or ev.checks:
         return ev
     return None
 
@@ -280,6 +286,8 @@ def what(event: Event) -> str:
         parts.append("blocked by " + " ".join(edges))
     if event.fields:
         parts.append("changed " + ", ".join(event.fields))
+    if event.checks:
+        parts.append("checks " + event.checks)
     return "; ".join(parts) or event.op
 
 

@@ -345,6 +345,9 @@ class Task(_Camel):
     gate: Annotated[str | dict[str, str] | None, GATE_RULE] = Field(default=None, exclude_if=lambda v: v is None)
     # Short sentences that say when the task is done; `check:<name>` ones are run (verify.py).
     acceptance: Annotated[list[str], ACCEPTANCE_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # The server's record of the last run of the checks the criteria name (verification.py):
+    # never a caller's to set.
+    verification: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def clone(self) -> Task:
         """A copy the caller may change freely, made without pydantic's generic copy
@@ -401,7 +404,8 @@ class Task(_Camel):
 
 # Task's fields that are lists: kept() shares their empty ones.
 _LIST_FIELDS = tuple(name for name, f in Task.model_fields.items() if f.default_factory is list)
-UNTRACKED = ("id", "created_at", "updated_at")  # a task's identity and its timestamps
+# A task's identity, its timestamps, and what the server records of its checks.
+UNTRACKED = ("id", "created_at", "updated_at", "verification")
 # The order TaskUpdate's answer names changed fields in, and PlanCreate's task lists its fields
 # in, as they always have; every later field follows these, in Task's order.
 _NAMED_ORDER = (

@@ -42,6 +42,7 @@ from .names import check_date, check_slug, parse_task_id, slugify, today
 from .queries import TaskPage
 from .render import render_plan_md
 from .store import PlanStore
+from .verify import Verification
 
 MAX_STEPS = 200
 
@@ -208,6 +209,7 @@ class Planner:
         *,
         by_person: bool = False,
         caller: str | None = None,
+        verification: Verification | None = None,
         **changes: Any,
     ) -> TaskChange:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
@@ -217,7 +219,9 @@ class Planner:
         the plan as read under its lock: claims racing for it get different tasks.
         `by_person`: a person's change (approve), which no gate refuses (gates.py).
         `caller`: the owner the caller is known as when it names none (its session's claim
-        of this task): a former owner is refused (update.check_not_taken_over)."""
+        of this task): a former owner is refused (update.check_not_taken_over).
+        `verification`: the server's record of the task's checks, written with the change (alone
+        when the patch is empty); refused when the task's record is no longer the one it follows."""
         raw = patch if patch is not None else TaskPatch(**changes)
         next_claim = update.is_next_claim(task_id, raw)
         tid = 0 if next_claim else parse_task_id(task_id)
@@ -235,6 +239,8 @@ class Planner:
             if p.status == "deleted":
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()
+            if verification is not None:
+                verification.apply(task)
             update.apply_edges(txn, plan, task, edges, work.get)
             if "parent" in p.values:
                 update.check_parent(plan, tid, p.get("parent"), txn.exists, work.get)
@@ -247,7 +253,7 @@ class Planner:
             if completed:
                 update.check_parts(task, txn.snapshot().tasks.values())
             change.changed = update.changed_fields(before, task)
-            if not change.changed:
+            if not change.changed and verification is None:
                 if not work.neighbours_changed(tid):
                     return change
                 # This task's lists already named the link (stale), its neighbour's did not.

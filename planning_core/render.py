@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from . import gates
+from . import gates, verify
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
 
@@ -187,6 +187,11 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
     if task.acceptance:
         lines.append("Acceptance:")
         lines += [f"- [ ] {escape(c)}" for c in task.acceptance]
+    if task.verification:
+        lines.append(f"Checks: {verify.describe(task.verification)}")
+        output = task.verification.get("output")
+        if isinstance(output, str) and output:
+            lines.append(escape(output, multiline=True))
     lines += [
         f"Blocked by: {ids(task.blocked_by)}" + (f" (open: {ids(open_blockers)})" if open_blockers else ""),
         f"Blocks: {ids(task.blocks)}",

@@ -32,8 +32,10 @@ from planning_core.events import EventHooks
 from planning_core.models import problem_line
 from planning_core.render import active_plans_block
 from planning_core.session import PLAN_REMINDER
-from planning_core.store import PlanStore
+from planning_core.store import PlanFolders, PlanStore
 from planning_core.stores import open_store
+from planning_core.verification import Verifier
+from planning_core.verify import CheckFile, ChecksUnavailable
 
 from . import __version__, hosts, prompts, resources, sdk, tools
 from .board.mcp_app import APP_ONLY_TOOLS
@@ -48,7 +50,19 @@ plans://active or call PlanList and TaskList."""
 
 
 def instructions(state: AppState) -> str:
-    return f"{USAGE}\n\n{active_plans_block(state.planner.summaries())}"
+    return f"{USAGE}{_checks_line(state)}\n\n{active_plans_block(state.planner.summaries())}"
+
+
+def _checks_line(state: AppState) -> str:
+    """The checks a task may name, when the check file defines any (else nothing)."""
+    verifier = state.actions.verifier
+    try:
+        names = sorted(verifier.checks.load()) if verifier is not None else []
+    except ChecksUnavailable:
+        return ""
+    if not names:
+        return ""
+    return f"\nChecks a task's acceptance may name (`check:NAME`; run before it completes): {', '.join(names)}."
 
 
 def build_server(
@@ -68,13 +82,15 @@ def build_server(
     if isinstance(store, (str, Path)):
         store = open_store(store, lock_timeout=lock_timeout)
     planner = Planner(store)
-    state = AppState(store=store, planner=planner, actions=Actions(planner, hooks))
+    verifier = Verifier(planner, CheckFile.of_root(store.root if isinstance(store, PlanFolders) else None))
+    state = AppState(store=store, planner=planner, actions=Actions(planner, hooks, verifier))
 
     # The SDK enters the lifespan once per run: several in-memory clients (or SSE
     # connections) of one server object each start one. One watcher notifies every
     # connection, so only one may run at a time, else each change is sent once per run;
     # when its run ends, a waiting one takes over.
     one_watcher = anyio.Lock()
+    runs = [0]  # lifespans running: the last to end stops the checks still running
 
     plans: PlanStore = store
 
@@ -85,12 +101,17 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
         await anyio.to_thread.run_sync(plans.prepare)
+        runs[0] += 1
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch_alone)
             try:
                 yield state
             finally:
                 tg.cancel_scope.cancel()
+                runs[0] -= 1
+                if not runs[0]:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(verifier.close)
 
     argument_names = tools.ArgumentNames()
     server: MCPServer[AppState] = MCPServer(

@@ -19,6 +19,7 @@ from planning_core.store import PlanStore, Recoverable
 
 from . import __version__
 from .board.web import add_web_parser, run_web
+from .checks_cmd import add_checks_parser, run_checks
 from .cli_common import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
@@ -102,6 +103,7 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="machine-readable output")
     add_check_done_arguments(st)
     add_approve_parser(sub)
+    add_checks_parser(sub)
     add_parsers(sub)
     add_web_parser(sub)
     add_copy_parser(sub)
@@ -132,7 +134,7 @@ def _opens_its_store(args: argparse.Namespace) -> Callable[[argparse.Namespace, 
     """The command's runner when it opens the chosen store itself."""
     if args.command == "status":
         return run_check_done if args.check_done else None
-    runners = {"web": run_web, "import": run_import, "export": run_export, "approve": run_approve}
+    runners = {"web": run_web, "import": run_import, "export": run_export, "approve": run_approve, "checks": run_checks}
     return runners.get(args.command)
 
 

@@ -8,6 +8,7 @@ import difflib
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -87,6 +88,16 @@ async def _answer(
         content=[TextContent(type="text", text=outcome.text)],
         structured_content=outcome.structured(),
     )
+
+
+def _progress(ctx: Context) -> Callable[[float, float, str], None]:
+    """Progress notifications from the worker thread a tool runs in (sent only when the
+    client gave a progressToken)."""
+
+    def send(done: float, total: float, message: str) -> None:
+        anyio.from_thread.run(ctx.report_progress, done, total, message)
+
+    return send
 
 
 def invalid_arguments(tool: str, problems: list[str]) -> str:
@@ -362,7 +373,7 @@ def register(server: MCPServer[AppState]) -> None:
             gate=gate,
             acceptance=acceptance,
         )
-        result = await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch))
+        result = await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch, progress=_progress(ctx)))
         if result.is_error and status == "completed":
             asked = await approval.asked_person(ctx, taskId, plan)  # a task gated for a person
             if asked:

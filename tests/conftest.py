@@ -26,10 +26,12 @@ from tests.support.stores import STORE_KINDS, make_store  # noqa: E402
 @pytest.fixture(autouse=True)
 def _guard_planning_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """PLANNING_MCP_ROOT points at a temp dir and the working directory is another temp dir,
-    so neither the env default nor `./.planning` can reach a real folder."""
+    so neither the env default nor `./.planning` can reach a real folder; the user's
+    configuration folder (trusted checks) is a temp dir too."""
     env_root = tmp_path_factory.mktemp("env-root")
     cwd = tmp_path_factory.mktemp("cwd")
     monkeypatch.setenv("PLANNING_MCP_ROOT", str(env_root))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.chdir(cwd)
     return cwd
 

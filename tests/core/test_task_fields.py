@@ -31,7 +31,7 @@ CREATE: dict[str, Any] = {
     "labels": ["api", "auth"],
     "parent": 1,  # the plan's first task
     "gate": {"after": "2030-01-01T00:00:00Z"},
-    "acceptance": ["returns 401 on a bad password", "check:tests"],
+    "acceptance": ["returns 401 on a bad password", "logs the failure"],
 }
 UPDATE: dict[str, tuple[Any, Any]] = {
     "subject": ("Rewrite the parser", "Rewrite the parser"),
