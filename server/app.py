@@ -50,10 +50,10 @@ plans://active or call PlanList and TaskList."""
 
 
 def instructions(state: AppState) -> str:
-    return f"{USAGE}{_checks_line(state)}\n\n{active_plans_block(state.planner.summaries())}"
+    return f"{USAGE}{checks_line(state)}\n\n{active_plans_block(state.planner.summaries())}"
 
 
-def _checks_line(state: AppState) -> str:
+def checks_line(state: AppState) -> str:
     """The checks a task may name, when the check file defines any (else nothing)."""
     verifier = state.actions.verifier
     try:
@@ -176,7 +176,7 @@ async def _live_instructions(ctx: ServerRequestContext[Any, Any], call_next: Cal
     if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
         state: AppState = ctx.lifespan_context
         if hosts.shows_text_only(ctx):  # it keeps them for good: a block here would go stale
-            result["instructions"] = USAGE
+            result["instructions"] = USAGE + await anyio.to_thread.run_sync(checks_line, state)
         else:
             result["instructions"] = await anyio.to_thread.run_sync(instructions, state)
         resources_capability = result.get("capabilities", {}).get("resources")

@@ -16,12 +16,14 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import Implementation
 
 from planning_core.store import PlanFolders, PlanStore
 from planning_core.verify import ANSWER_WITHIN, MAX_CHECK_FILE_BYTES, CheckFile
 from tests.support.mcp import text_of
 from tests.support.waits import bound
 
+CLAUDE_CODE = Implementation(name="claude-code", title="Claude Code", version="2.1.197")
 AUTO = pytest.mark.parametrize("mode", ["auto"], indirect=True)
 CHECKS = """
 [checks.tests]
@@ -245,3 +247,14 @@ async def test_a_check_outlasting_a_10s_client_timeout_completes_in_the_backgrou
                 await anyio.sleep(0.1)
         assert task["verification"]["state"] == "passed"
         assert task["verification"]["checks"] == ["tests", "slow"]
+
+
+async def test_the_instructions_name_the_checks_a_task_may_name(connect: Any, checks: CheckFile) -> None:
+    line = "Checks a task's acceptance may name (`check:NAME`; run before it completes): endless, failing, slow, tests."
+    async with connect() as c:
+        assert line in (c.instructions or "")
+    async with connect(client_info=CLAUDE_CODE) as c:
+        assert (c.instructions or "").endswith(line)
+    checks.path.unlink()
+    async with connect() as c:
+        assert "check:NAME" not in (c.instructions or "")
