@@ -210,7 +210,7 @@ class NextClaimMisused(InvalidInput):
     def __init__(self, problem: str) -> None:
         super().__init__(
             f'taskId "next" claims the best ready task, so it needs status="in_progress" and an owner, '
-            f"and takes only leaseSeconds and plan besides: {problem}. Nothing was changed. To change a "
+            f"and takes only leaseSeconds, label, parent and plan besides: {problem}. Nothing was changed. To change a "
             "task, name it by its id."
         )
 

@@ -520,6 +520,7 @@ class TaskPatch:
         remove_blocked_by: TaskIdsArg | None = None,
         remove_blocks: TaskIdsArg | None = None,
         lease_seconds: int | None = None,  # a claim's lease (update.py: the claim rules)
+        label: str | None = None,  # the label the task a claim of "next" takes carries
         **fields: Any,
     ) -> None:
         self.status = status
@@ -528,6 +529,7 @@ class TaskPatch:
         self.remove_blocked_by = remove_blocked_by
         self.remove_blocks = remove_blocks
         self.lease_seconds = lease_seconds
+        self.label = label
         self.values = settable_values(fields)
 
     def get(self, name: str) -> Any:

@@ -226,12 +226,13 @@ class Planner:
         next_claim = update.is_next_claim(task_id, raw)
         tid = 0 if next_claim else parse_task_id(task_id)
         p, edges = update.checked(raw)
+        pick = update.next_pick(next_claim, raw, p)
         if next_claim:
             self.complete_passed_gates(plan)  # their dependents may be the next task
         with self.store.transaction(plan) as txn:
             now = self.clock()
             if next_claim:
-                tid = self._next_ready(plan, txn, now)
+                tid = self._next_ready(plan, txn, now, pick)
             work = update.Work(txn)
             task = work.get(tid)
             if not by_person:
@@ -285,12 +286,13 @@ class Planner:
                 continue  # unfinished parts, or gone since: the next call tries again
         return done
 
-    def _next_ready(self, plan: str, txn: Any, now: dt.datetime) -> int:
-        """The id of the best ready task, or NothingReady saying what the work waits for."""
+    def _next_ready(self, plan: str, txn: Any, now: dt.datetime, pick: ranking.Pick) -> int:
+        """The id of the best ready task `pick` allows, or NothingReady saying what the work
+        waits for."""
         snap = txn.view()  # read under the lock, before anything is staged
-        best = ranking.best_ready(snap, now)
+        best = ranking.best_ready(snap, now, pick)
         if best is None:
-            raise NothingReady(plan, ranking.nothing_ready(snap, now))
+            raise NothingReady(plan, ranking.nothing_ready_for(snap, now, pick))
         return best.id
 
     def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:

@@ -118,9 +118,7 @@ def _matches(t: Task, query: PageQuery, statuses: Mapping[int, TaskStatus], at: 
         return False
     if query.owner is not None and t.owner != query.owner:
         return False
-    if query.label is not None and query.label not in t.labels:
-        return False
-    return query.parent is None or t.parent == query.parent
+    return ranking.Pick(query.label, query.parent).matches(t)
 
 
 def _following(snap: PlanSnapshot, query: PageQuery, at: dt.datetime) -> Iterable[Task]:

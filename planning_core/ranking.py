@@ -30,6 +30,30 @@ MAX_NAMED = 10  # tasks a "nothing ready" answer names; the rest are counted
 MAX_KEPT_PLANS = 64  # plans whose ranking is kept (one version each)
 
 
+class Pick(NamedTuple):
+    """Which ready tasks a claim of the next task may take (TaskUpdate `label`, `parent`),
+    chosen as TaskList's `label` and `parent` filters choose: tasks carrying the label, the
+    parts of the parent task. Nothing given: any."""
+
+    label: str | None = None
+    parent: int | None = None
+
+    def matches(self, task: Task) -> bool:
+        return (self.label is None or self.label in task.labels) and (self.parent is None or task.parent == self.parent)
+
+    def narrows(self) -> bool:
+        return self.label is not None or self.parent is not None
+
+    def describe(self) -> str:
+        """`labelled 'ui' and part of #7`."""
+        parts = [f"labelled {self.label!r}"] if self.label is not None else []
+        parts += [f"part of #{self.parent}"] if self.parent is not None else []
+        return " and ".join(parts)
+
+
+ANY = Pick()
+
+
 class RankKey(NamedTuple):
     priority: float
     minus_chain: int  # negated: a longer chain sorts first
@@ -149,9 +173,9 @@ def ready_in_order(snap: PlanSnapshot, now: dt.datetime, after: int = 0) -> list
     return [t for t in ready if rank_key(t, chains) > start]
 
 
-def best_ready(snap: PlanSnapshot, now: dt.datetime) -> Task | None:
+def best_ready(snap: PlanSnapshot, now: dt.datetime, pick: Pick = ANY) -> Task | None:
     """The task the next claim takes, from `snap` as read under the plan's lock."""
-    return next((t for t in KEPT_RANKS.of(snap).order if graph.can_start(t, now)), None)
+    return next((t for t in KEPT_RANKS.of(snap).order if pick.matches(t) and graph.can_start(t, now)), None)
 
 
 def _ids(ids: list[int]) -> str:
@@ -204,6 +228,43 @@ def _gate_parts(plan: str, gated: list[Task], running: bool) -> list[str]:
     if not running:
         parts.append("No agent completes these: tell the person, and stop.")
     return parts
+
+
+def _label_counts(tasks: list[Task]) -> str:
+    """`backend 3, ui 1, no label 1`: the labels ready tasks carry, the most common first."""
+    counts: dict[str, int] = {}
+    for t in tasks:
+        for label in t.labels or ["no label"]:
+            counts[label] = counts.get(label, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{label} {n:,}" for label, n in ordered[:MAX_NAMED])
+    return shown + (f" and {len(ordered) - MAX_NAMED:,} more labels" if len(ordered) > MAX_NAMED else "")
+
+
+def nothing_ready_for(snap: PlanSnapshot, now: dt.datetime, pick: Pick) -> str:
+    """Why no task the claim may take (`pick`) can be claimed now: what is left of those,
+    then the tasks ready outside it (by label), or, with none, the plan's own reason."""
+    if not pick.narrows():
+        return nothing_ready(snap, now)
+    what = pick.describe()
+    mine = [t for t in snap.tasks.values() if pick.matches(t)]
+    left = sum(t.status is not TaskStatus.COMPLETED for t in mine)
+    if not mine:
+        head = f"no task is {what}."
+    elif not left:
+        head = f"all {len(mine):,} tasks {what} are completed."
+    elif left == 1:
+        head = f"the one unfinished task {what} cannot start now."
+    else:
+        head = f"none of the {left:,} unfinished tasks {what} can start now."
+    others = ready_in_order(snap, now)
+    if not others:
+        return f"{head} Nor can any other: {nothing_ready(snap, now)}"
+    ready = "task is" if len(others) == 1 else "tasks are"
+    return (
+        f"{head} {len(others):,} other {ready} ready ({_label_counts(others)}): claim one with its label "
+        f"or with no label or parent, or wait for those {what}."
+    )
 
 
 def nothing_ready(snap: PlanSnapshot, now: dt.datetime) -> str:

@@ -44,6 +44,7 @@ from .models import (
     Task,
     TaskPatch,
     TaskStatus,
+    label_problem,
     metadata_size,
 )
 
@@ -128,9 +129,10 @@ def _check(name: str, value: Any) -> Any:
     return check(value, WIRE[name])
 
 
-# What a claim of the next task may carry besides its taskId; every other field of a patch
-# (whatever fields TaskPatch grows) is refused with it.
-NEXT_CLAIM_FIELDS = ("status", "owner", "lease_seconds")
+# What a claim of the next task may carry besides its taskId (and `label`); every other
+# field of a patch (whatever fields TaskPatch grows) is refused with it. Its `parent` names
+# the task whose parts it may take (next_pick), not a parent to set.
+NEXT_CLAIM_FIELDS = ("status", "owner", "lease_seconds", "parent")
 EDGE_CHANGES = ("add_blocked_by", "add_blocks", "remove_blocked_by", "remove_blocks")  # TaskPatch's
 
 
@@ -148,6 +150,23 @@ def is_next_claim(task_id: object, p: TaskPatch) -> bool:
     if others:
         raise NextClaimMisused("it also asks to change " + ", ".join(sorted(to_camel(name) for name in others)))
     return True
+
+
+def next_pick(next_claim: bool, raw: TaskPatch, p: TaskPatch) -> ranking.Pick:
+    """Which tasks a claim of the next task may take: its `label` (checked as a label) and
+    its checked `parent`, taken out of the changes it makes. `label` belongs to that claim."""
+    if raw.label is None and not next_claim:
+        return ranking.ANY
+    if not next_claim:
+        raise InvalidInput(
+            f'label chooses the task a claim of taskId "{ranking.NEXT_TASK}" takes; to set a task\'s '
+            "labels, send labels. Nothing was changed."
+        )
+    if raw.label is not None:
+        reason = label_problem(raw.label, "label")
+        if reason:
+            raise InvalidInput(reason + " Nothing was changed.")
+    return ranking.Pick(raw.label, p.values.pop("parent", None))
 
 
 def _lease_seconds(value: object, owner: str | None) -> int | None:

@@ -49,7 +49,9 @@ from .state import AppState, app_state, session_key
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
 TaskId = Annotated[StrictInt | StrictStr, Field(description='3 or "#3"')]
-ClaimTaskId = Annotated[StrictInt | StrictStr, Field(description=f'3 or "#3"; "{NEXT_TASK}": the best ready task')]
+ClaimTaskId = Annotated[
+    StrictInt | StrictStr, Field(description=f'3 or "#3"; "{NEXT_TASK}": best ready (of label, parent)')
+]
 TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current")]
 Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
@@ -347,14 +349,15 @@ def register(server: MCPServer[AppState]) -> None:
             StrictInt | None,
             Field(ge=CLEAR_PRIORITY, le=MAX_PRIORITY, description=f"{CLEAR_PRIORITY} clears"),
         ] = None,
-        labels: Annotated[Labels, Field(description="replaces them")] = None,
+        labels: Labels = None,  # replaces them (README): tools/list is read every turn
         parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
         gate: Annotated[Any, Field(description=f'"{gates.CLEAR_GATE}" clears')] = None,
         acceptance: Criteria = None,
+        label: str | None = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
-        """Change a task's status (in_progress + owner claims it; deleted removes it), fields or
-        links. A claim with leaseSeconds expires unless renewed."""
+        """Change a task: status (in_progress + owner claims it; deleted removes it), fields, links.
+        A leaseSeconds claim lapses unless renewed."""
         patch = TaskPatch(
             status=status,
             add_blocked_by=addBlockedBy,
@@ -362,6 +365,7 @@ def register(server: MCPServer[AppState]) -> None:
             remove_blocked_by=removeBlockedBy,
             remove_blocks=removeBlocks,
             lease_seconds=leaseSeconds,
+            label=label,
             subject=subject,
             description=description,
             activeForm=activeForm,

@@ -1,0 +1,25 @@
+"""A team's calls through the tools, on every store: TaskUpdate taskId "next" takes
+`label` and `parent` (the task a claim may take), and a label is refused anywhere else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.mcp import text_of
+
+TASKS = [{"subject": "epic"}, {"subject": "form", "labels": ["ui"], "parent": 1}, {"subject": "api", "priority": 0}]
+
+
+async def test_next_takes_a_label_and_a_parent(connect: Any, ok: Any) -> None:
+    async with connect() as c:
+        await ok(c, "PlanCreate", {"title": "Team", "analysis": "a", "approach": "b", "tasks": TASKS})
+        claim = {"taskId": "next", "status": "in_progress", "owner": "ann"}
+        got = await ok(c, "TaskUpdate", {**claim, "label": "ui"})
+        assert got.structured_content["taskId"] == 2 and "Claimed: #2 form" in text_of(got)
+        refused = await c.call_tool("TaskUpdate", {**claim, "parent": 1})
+        assert refused.is_error and "the one unfinished task part of #1 cannot start now" in text_of(refused)
+        assert "2 other tasks are ready (no label 2)" in text_of(refused), text_of(refused)
+        refused = await c.call_tool("TaskUpdate", {"taskId": 3, "status": "in_progress", "owner": "b", "label": "x"})
+        assert refused.is_error and "send labels" in text_of(refused)
+        got = await ok(c, "TaskUpdate", claim)
+        assert got.structured_content["taskId"] == 3  # no pick: the best of all
