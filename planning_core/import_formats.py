@@ -5,7 +5,8 @@ onto a plan). Each format's fields are documented in docs/import.md.
 - Task Master: `.taskmaster/tasks/tasks.json`, tagged (`{"master": {"tasks": [...]}}`) or
   the older `{"tasks": [...]}`; subtasks become tasks of their own;
 - Claude Code: a task list folder (`~/.claude/tasks/<list>/`, one `<id>.json` per task);
-- spec-kit and Kiro: `tasks.md` checkbox lines, `## Phase N` headings as groups.
+- spec-kit and Kiro: `tasks.md` checkbox lines, `## Phase N` headings as phases run in
+  order (through a checkpoint task each, docs/import.md).
 
 Every reader refuses, with one line naming the file, what it cannot read: nothing is
 guessed into a plan."""
@@ -15,12 +16,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput
-from .importing import BEADS_STATUS, ImportedPlan, ImportedTask
+from .importing import BEADS_STATUS, MAX_IMPORTED_TASKS, ImportedPlan, ImportedTask
 from .models import TaskStatus
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a source bigger than this is refused, never read
@@ -59,12 +62,21 @@ def read_text(path: Path) -> str:
         raise refuse(path, f"it is not UTF-8 text (byte {e.start})") from None
 
 
+def check_count(path: Path, tasks: list[ImportedTask]) -> None:
+    """Refused as soon as the source is found to hold more tasks than an import takes."""
+    if len(tasks) > MAX_IMPORTED_TASKS:
+        raise refuse(path, f"it holds over {MAX_IMPORTED_TASKS:,} tasks, the most an import takes")
+
+
 def parse_json(path: Path, text: str, where: str = "") -> Any:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        at = f"line {e.lineno}" if isinstance(e, json.JSONDecodeError) else "too deeply nested"
-        raise refuse(path, f"invalid JSON{where} ({at})") from None
+    except json.JSONDecodeError as e:
+        raise refuse(path, f"invalid JSON{where} (line {e.lineno})") from None
+    except RecursionError:
+        raise refuse(path, f"invalid JSON{where} (too deeply nested)") from None
+    except ValueError:  # a number of more digits than Python reads (sys.get_int_max_str_digits)
+        raise refuse(path, f"a number{where} has over {sys.get_int_max_str_digits():,} digits") from None
 
 
 def _text(value: Any) -> str:
@@ -93,6 +105,7 @@ def read_beads(path: Path) -> list[ImportedPlan]:
     for n, line in enumerate(read_text(path).splitlines(), start=1):
         if line.strip():
             tasks.append(_beads_issue(path, _object(path, parse_json(path, line, f" on line {n}"), f"line {n}"), n))
+            check_count(path, tasks)
     # A deleted issue stays in the file as a tombstone: left out, and links to it with it.
     gone = {t.source_id for t in tasks if t.source_status == TOMBSTONE}
     tasks = [t for t in tasks if t.source_id not in gone]
@@ -118,9 +131,9 @@ def _beads_issue(path: Path, issue: dict[str, Any], n: int) -> ImportedTask:
         elif on:
             meta.setdefault("related", []).append({"id": on, "type": kind})
     status = _text(issue.get("status") or "open")
-    for key, field in (("priority", "priority"), ("type", "issue_type")):
-        if issue.get(field) is not None:
-            meta[key] = issue[field]
+    for key, wire in (("priority", "priority"), ("type", "issue_type")):
+        if issue.get(wire) is not None:
+            meta[key] = issue[wire]
     if _labels(issue.get("labels")):
         meta["labels"] = _labels(issue.get("labels"))
     return ImportedTask(
@@ -154,6 +167,7 @@ def read_taskmaster(path: Path, tag: str | None = None) -> list[ImportedPlan]:
         tasks: list[ImportedTask] = []
         for i, raw in enumerate(tasks_list):
             tasks.extend(_taskmaster_task(path, _object(path, raw, f"task {i + 1} of tag {name!r}")))
+            check_count(path, tasks)
         _resolve_subtask_links(tasks)
         plans.append(ImportedPlan("taskmaster", title if name == "master" else f"{title} ({name})", tasks, tag=name))
     return plans
@@ -228,6 +242,8 @@ def read_claude(path: Path) -> list[ImportedPlan]:
     files = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
     if not files:
         raise refuse(folder, "it holds no task files (*.json)")
+    if len(files) > MAX_IMPORTED_TASKS:
+        raise refuse(folder, f"it holds {len(files):,} task files; at most {MAX_IMPORTED_TASKS:,} are imported")
     total = 0
     tasks = []
     for f in files:
@@ -260,25 +276,41 @@ CHECKBOX = re.compile(r"^(?P<indent>\s*)[-*]\s+\[(?P<mark>[ xX])\]\s+(?P<rest>.+
 TASK_ID = re.compile(r"^(?P<id>T\d+|\d+(?:\.\d+)*)\.?\s+")
 MARKER = re.compile(r"^\[(?P<tag>[^\]]+)\]\s*")
 PHASE = re.compile(r"^#{2,3}\s+(?P<title>.+?)\s*$")
+CHECKPOINT = re.compile(r"^\s*\*\*Checkpoint\*\*:?\s*(?P<text>.+?)\s*$")  # spec-kit's line ending a phase
+CHECKPOINT_ID = "checkpoint-"  # a checkpoint's source id: checkpoint-1 follows the first phase
+
+
+@dataclass
+class _Phase:
+    """The tasks under one heading of a tasks.md (its top-level ones), where they end in
+    the file's order (its checkpoint goes there) and its `**Checkpoint**:` line."""
+
+    tasks: list[ImportedTask] = field(default_factory=list)
+    end: int = 0
+    note: str = ""
 
 
 def read_tasksmd(path: Path) -> list[ImportedPlan]:
-    """Checkbox lines are tasks; the tasks under a heading are a group, blocked by every
-    task of the group before it (spec-kit's phases run in order). `[P]` (may run in
-    parallel) and the other bracketed markers (`[US1]`) go into metadata. An indented
-    checkbox is a sub-task of the line above it: the parent is blocked by it (Kiro)."""
+    """Checkbox lines are tasks; the tasks under a heading are a phase, and phases run in
+    order: a checkpoint task after each phase is blocked by its tasks, and the next phase's
+    tasks by the checkpoint (_with_checkpoints). `[P]` (may run in parallel) and the other
+    bracketed markers (`[US1]`) go into metadata. An indented checkbox is a sub-task of the
+    line above it: the parent is blocked by it (Kiro)."""
     tasks: list[ImportedTask] = []
-    groups: list[list[ImportedTask]] = [[]]
+    phases = [_Phase()]
     phase = ""
     parents: list[tuple[int, ImportedTask]] = []
     for n, line in enumerate(read_text(path).splitlines(), start=1):
         heading = PHASE.match(line)
         if heading:
             phase = heading.group("title")
-            if groups[-1]:
-                groups.append([])
+            if phases[-1].tasks:
+                phases.append(_Phase())
             parents = []
             continue
+        note = CHECKPOINT.match(line)
+        if note:
+            phases[-1].note = note.group("text")
         box = CHECKBOX.match(line)
         if not box:
             continue
@@ -290,13 +322,45 @@ def read_tasksmd(path: Path) -> list[ImportedPlan]:
             parents[-1][1].blocked_by.append(task.source_id)
             task.metadata["parent"] = parents[-1][1].source_id
         else:
-            groups[-1].append(task)
+            phases[-1].tasks.append(task)
         parents.append((indent, task))
         tasks.append(task)
-    for before, group in itertools.pairwise(groups):
-        for task in group:
-            task.blocked_by.extend(t.source_id for t in before)
-    return [ImportedPlan("tasksmd", _markdown_title(path), tasks)]
+        phases[-1].end = len(tasks)
+        check_count(path, tasks)
+    return [ImportedPlan("tasksmd", _markdown_title(path), _with_checkpoints(tasks, phases))]
+
+
+def _with_checkpoints(tasks: list[ImportedTask], phases: list[_Phase]) -> list[ImportedTask]:
+    """The tasks with a checkpoint after each phase that another follows. Every task of a
+    phase waits for every task of the one before, through the checkpoint: links in
+    proportion to the tasks (linking the two phases' tasks directly makes their product)."""
+    after: dict[int, ImportedTask] = {}
+    for k, (before, following) in enumerate(itertools.pairwise([p for p in phases if p.tasks]), start=1):
+        gate = _checkpoint(k, before)
+        for task in following.tasks:
+            task.blocked_by.append(gate.source_id)
+        after[before.end] = gate
+    out: list[ImportedTask] = []
+    for position, task in enumerate(tasks, start=1):
+        out.append(task)
+        if position in after:
+            out.append(after[position])
+    return out
+
+
+def _checkpoint(k: int, phase: _Phase) -> ImportedTask:
+    title = phase.tasks[0].metadata.get("phase") or "the tasks before the first heading"
+    done = all(t.status is C for t in phase.tasks)
+    said = f"{phase.note}\n\n" if phase.note else ""
+    return ImportedTask(
+        source_id=f"{CHECKPOINT_ID}{k}",
+        subject=f"Checkpoint: {title} done",
+        description=f"{said}Every task of {title} is done: check its work before the next phase starts.",
+        status=C if done else P,
+        source_status="x" if done else " ",
+        blocked_by=[t.source_id for t in phase.tasks],
+        metadata={"phase": title, "checkpoint": True},
+    )
 
 
 def _tasksmd_task(rest: str, done: bool, line: int, phase: str) -> ImportedTask:

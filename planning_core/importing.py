@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import validate
+from . import safetext, validate
 from .errors import DependencyCycle, InvalidInput, PlanNotFound
 from .graph import derive_blocks
 from .models import (
@@ -37,6 +37,7 @@ from .render import render_plan_md
 from .store import PlanStore, PlanTransaction
 
 MAX_IMPORTED_TASKS = 10_000  # one source; far above a real project's task file
+MAX_IMPORTED_LINKS = 5 * MAX_IMPORTED_TASKS  # blockedBy links of one source, all its tasks together
 SOURCE_KEY = "source"  # metadata.source: where an imported task came from
 # Task Master's priorities by name, on beads' scale (0 the most urgent).
 PRIORITY_NAMES = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -110,14 +111,21 @@ def check(plan: ImportedPlan) -> None:
         if t.source_id in ids:
             raise InvalidInput(f"the id {t.source_id} is used by two tasks in the source; nothing was written.")
         ids.add(t.source_id)
+    links = 0
     for t in plan.tasks:
         t.blocked_by = list(dict.fromkeys(t.blocked_by))
+        links += len(t.blocked_by)
         missing = [d for d in t.blocked_by if d not in ids]
         if missing:
             raise InvalidInput(
                 f"{t.source_id} depends on {', '.join(missing)}, which the source does not hold; nothing was written."
             )
         _check_texts(t)
+    if links > MAX_IMPORTED_LINKS:
+        raise InvalidInput(
+            f"the source's tasks are blocked by {links:,} links in all; at most {MAX_IMPORTED_LINKS:,} are imported; "
+            "nothing was written."
+        )
     cycle = find_cycle({t.source_id: t.blocked_by for t in plan.tasks})
     if cycle:
         raise InvalidInput(
@@ -198,7 +206,12 @@ def _fields(t: ImportedTask, ids: dict[str, int]) -> dict[str, Any]:
         priority = PRIORITY_NAMES.get(priority.lower())
     if type(priority) is not int or not 0 <= priority <= MAX_PRIORITY:
         priority = None
-    labels = [x for x in meta.get("labels") or [] if label_problem(x, "label") is None]
+    given = meta.get("labels")
+    labels = (
+        [x for x in given if isinstance(x, str) and label_problem(x, "label") is None]
+        if isinstance(given, list)
+        else []
+    )
     source_parent = meta.get("parent")
     parent = ids.get(source_parent) if isinstance(source_parent, str) else None
     return {
@@ -326,7 +339,8 @@ def beads_lines(snap: PlanSnapshot) -> Iterator[str]:
     bead_ids = {i: _bead_id(t) for i, t in snap.tasks.items()}
     for i in sorted(snap.tasks):
         t = snap.tasks[i]
-        yield json.dumps(_issue(t, bead_ids), ensure_ascii=False, separators=(",", ":"))
+        # Control characters a file may hold go out as JSON escapes: same value, never raw bytes.
+        yield safetext.escape_json(json.dumps(_issue(t, bead_ids), ensure_ascii=False, separators=(",", ":")))
 
 
 def _bead_id(t: Task) -> str:
@@ -365,7 +379,8 @@ def _issue(t: Task, bead_ids: dict[int, str]) -> dict[str, Any]:
     if _bead_id(t) != f"{BEADS_PREFIX}-{t.id}":  # from beads: its other links too
         if parent is None and isinstance(t.metadata.get("parent"), str):
             deps.append({"issue_id": me, "depends_on_id": t.metadata["parent"], "type": "parent-child"})
-        for rel in t.metadata.get("related") or []:
+        related = t.metadata.get("related")
+        for rel in related if isinstance(related, list) else []:
             if isinstance(rel, dict):
                 deps.append({"issue_id": me, "depends_on_id": str(rel.get("id")), "type": str(rel.get("type"))})
     if deps:

@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
+from planning_core import safetext
 from planning_core.import_formats import MAX_IMPORT_BYTES
+from planning_core.importing import MAX_IMPORTED_LINKS
 from planning_core.store import PlanStore
 from planning_core.stores import open_store
 from tests.support.procs import run_cli
+from tests.support.seed import make_plan
 from tests.support.stores import assert_mirrored, stored_state
 
 SAMPLES = Path(__file__).parent / "fixtures" / "import"
@@ -153,16 +156,42 @@ def test_speckit_phases_block_the_next_phase(tmp_path: Path) -> None:
         plan = only_plan(store)
         assert store.title(plan) == "Tasks: Photo albums"
         tasks = by_subject(store, plan)
-        schema = tasks["Set up the database schema in src/db/schema.py"]
-        assert schema["blockedBy"] == [
+        # A phase waits for the one before through its checkpoint, blocked by every task of it.
+        checkpoint = tasks["Checkpoint: Phase 1: Setup done"]
+        assert checkpoint["blockedBy"] == [
             "Configure linting in pyproject.toml",
             "Create the project structure per the implementation plan",
         ]
+        assert checkpoint["description"].startswith("The project builds and lints clean.\n\n")
+        assert checkpoint["metadata"]["source"]["id"] == "checkpoint-1"
+        schema = tasks["Set up the database schema in src/db/schema.py"]
+        assert schema["blockedBy"] == ["Checkpoint: Phase 1: Setup done"]
+        assert tasks["Add the album model in src/models/album.py"]["blockedBy"] == ["Checkpoint: Phase 1: Setup done"]
+        service = tasks["Implement the album service in src/services/album.py"]
+        assert service["blockedBy"] == ["Checkpoint: Phase 2: Foundational done"]
+        assert "Checkpoint: Phase 3: User Story 1 - Create albums (Priority: P1) done" not in tasks  # none waits for it
         model = tasks["Add the album model in src/models/album.py"]
         assert model["metadata"]["parallel"] is True
         assert model["metadata"]["labels"] == ["US1"]
         assert model["metadata"]["source"]["id"] == "T004"
         assert tasks["Create the project structure per the implementation plan"]["status"] == "completed"
+
+
+def test_phases_are_linked_in_proportion_to_their_tasks(tmp_path: Path) -> None:
+    """Two phases of 1,000 tasks: 2,000 links through the checkpoint (each task of the
+    second blocked by each of the first made a million, and a plan of hundreds of MB)."""
+    source = tmp_path / "tasks.md"
+    phase = [f"- [ ] T{k:05d} task {k}" for k in range(1, 2001)]
+    source.write_text("\n".join(["# Big", "## Phase 1", *phase[:1000], "## Phase 2", *phase[1000:]]) + "\n")
+    root = str(tmp_path / "root")
+    rc, out, err = cli("import", str(source), "--root", root)
+    assert rc == 0, err
+    assert "imported 2001 tasks" in out
+    for store in opened(root):
+        tasks = store.view(only_plan(store)).tasks
+        assert sum(len(t.blocked_by) for t in tasks.values()) == 2000
+        assert tasks[1001].subject == "Checkpoint: Phase 1 done" and len(tasks[1001].blocked_by) == 1000
+        assert tasks[1002].blocked_by == [1001] and tasks[2001].blocked_by == [1001]
 
 
 def test_kiro_subtasks_block_their_parent(tmp_path: Path) -> None:
@@ -268,6 +297,22 @@ def hostile_no_file(tmp: Path) -> Path:
     return tmp / "nowhere" / "issues.jsonl"
 
 
+def hostile_long_number(tmp: Path) -> Path:
+    path = tmp / "number.jsonl"
+    path.write_text('{"id": "bd-1", "title": "a", "priority": %s}\n' % ("9" * 4301))
+    return path
+
+
+def hostile_many_links(tmp: Path) -> Path:
+    """1,001 issues, each blocked by 50 before it: 50,050 links, over MAX_IMPORTED_LINKS."""
+    issues = [{"id": f"bd-{k}", "title": f"t{k}"} for k in range(50)]
+    issues += [
+        {"id": f"bd-{k}", "title": f"t{k}", "dependencies": [blocks(f"bd-{k}", f"bd-{j}") for j in range(k - 50, k)]}
+        for k in range(50, 1051)
+    ]
+    return write_beads(tmp / "links.jsonl", *issues)
+
+
 HOSTILE = {
     hostile_no_file: "no such file",
     hostile_cycle: "cycle bd-1 -> bd-2 -> bd-3 -> bd-1",
@@ -275,6 +320,8 @@ HOSTILE = {
     hostile_invalid_json: "invalid JSON on line 2",
     hostile_symlink: "symbolic link",
     hostile_too_big: f"at most {MAX_IMPORT_BYTES:,}",
+    hostile_long_number: "a number on line 1 has over 4,300 digits",
+    hostile_many_links: f"blocked by 50,050 links in all; at most {MAX_IMPORTED_LINKS:,} are imported",
 }
 
 
@@ -290,3 +337,33 @@ def test_hostile_input_is_refused_and_writes_nothing(make: Any, tmp_path: Path) 
     assert len(err.strip().splitlines()) == 1 and "nothing was written" in err
     for store in opened(root):
         assert stored_state(store) == before
+
+
+def test_metadata_of_any_shape_is_imported_and_exported(tmp_path: Path) -> None:
+    """A Claude Code task's metadata is kept as it is: `labels: 5` is no list of labels
+    (the task gets none), and the export writes what was kept."""
+    folder = tmp_path / "list"
+    folder.mkdir()
+    (folder / "1.json").write_text(json.dumps({"id": "1", "subject": "s", "metadata": {"labels": 5, "related": 7}}))
+    root = str(tmp_path / "root")
+    rc, _, err = cli("import", str(folder), "--format", "claude", "--root", root)
+    assert rc == 0, err
+    rc, exported, err = cli("export", "--format", "beads", "--root", root)
+    assert rc == 0, err
+    assert "labels" not in json.loads(exported)
+
+
+def test_export_escapes_control_characters_from_files(tmp_path: Path) -> None:
+    """A hand-edited task file may hold C1 and bidi controls; the export writes them as
+    JSON escapes (the same value for a JSON reader), never raw to a terminal or a file."""
+    root = tmp_path / "root"
+    make_plan(root, "controls", [{"subject": "plain", "description": ""}])
+    task_file = next((root / "todo").glob("*/task_1.json"))
+    doc = json.loads(task_file.read_text())
+    doc["subject"], doc["owner"] = "pay \u202eevil\u202c now \x9b31m", "al\x85ice"
+    task_file.write_text(json.dumps(doc, ensure_ascii=False))
+    rc, exported, err = cli("export", "--format", "beads", "--root", str(root))
+    assert rc == 0, err
+    assert safetext.escape(exported, multiline=True) == exported  # nothing the rule refuses, raw
+    issue = json.loads(exported)
+    assert (issue["title"], issue["assignee"]) == (doc["subject"], doc["owner"])
