@@ -10,7 +10,7 @@ import subprocess
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from planning_core import PlanningError
@@ -91,6 +91,8 @@ def expected_keys(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, 
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(base=st.lists(OP, min_size=1, max_size=3), ours=BRANCH, theirs=BRANCH, rebase=st.booleans())
+# Both branches delete the only task: the merge leaves an empty plan.
+@example(base=[("create", 0, 0, "x")], ours=[[("delete", 0, 0, "x")]], theirs=[[("delete", 0, 0, "y")]], rebase=False)
 def test_random_histories_merge_whole(shared: Repo, base: Any, ours: Any, theirs: Any, rebase: bool) -> None:
     repo = shared
     repo.git("checkout", "-q", "-f", "main")
