@@ -4,8 +4,8 @@ tests/reliability/test_crashes.py (which imports it from here).
 A round forks a fresh writer (planning_core imported once, in the parent, so a round
 costs milliseconds, not an interpreter start). The writer creates, links and updates
 tasks as fast as it can and reports each acknowledged id on a pipe right after the
-store call returned. The parent SIGKILLs it after a random 5-50 ms, then audits the
-files directly."""
+store call returned. The parent SIGKILLs it once it has acknowledged 0-2 writes, after a
+further random 5-50 ms, then audits the files directly."""
 
 from __future__ import annotations
 
@@ -71,6 +71,26 @@ def _writer(root: Path, plan: str, out: int, seed: int) -> None:
         os._exit(1)
 
 
+READ_TIMEOUT = 60.0  # seconds a writer may take to say it started or wrote (a loaded machine)
+ACKED = (b"id ", b"edge ")  # the lines of an acknowledged write
+
+
+def _read_until(r: int, buf: bytes, enough: Callable[[bytes], bool]) -> bytes:
+    """`buf` and what the writer says next, until `enough` of it (or the writer is gone)."""
+    deadline = time.monotonic() + READ_TIMEOUT
+    while not enough(buf):
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        buf += chunk
+        assert time.monotonic() < deadline, "the writer said nothing for READ_TIMEOUT"
+    return buf
+
+
+def _acked_lines(buf: bytes) -> int:
+    return sum(1 for line in buf.split(b"\n")[:-1] if line.startswith(ACKED))
+
+
 def one_round(root: Path, plan: str, tally: Tally, rng: random.Random) -> None:
     r, w = os.pipe()
     pid = os.fork()
@@ -78,15 +98,12 @@ def one_round(root: Path, plan: str, tally: Tally, rng: random.Random) -> None:
         os.close(r)
         _writer(root, plan, w, rng.randrange(1 << 30))
     os.close(w)
-    deadline = time.monotonic() + 10
-    # Start the clock once the writer is up (it acquires the lock right after).
-    buf = b""
-    while b"start\n" not in buf:
-        chunk = os.read(r, 4096)
-        if not chunk:
-            break
-        buf += chunk
-        assert time.monotonic() < deadline
+    # The kill comes after the writer is up (it takes the lock right after) and has
+    # acknowledged 0, 1 or 2 writes (a handshake, not a time: on a busy machine a writer may
+    # write nothing in 50 ms), then after a random 5-50 ms: anywhere in the write under way.
+    wanted = rng.randrange(3)
+    buf = _read_until(r, b"", lambda b: b"start\n" in b)
+    buf = _read_until(r, buf, lambda b: _acked_lines(b) >= wanted)
     time.sleep(rng.uniform(0.005, 0.050))
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
