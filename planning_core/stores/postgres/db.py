@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import psycopg
 from psycopg import pq
@@ -102,6 +102,26 @@ def reason_of(error: BaseException, password: str | None) -> str:
     return text.replace(password, "***") if password else text
 
 
+class PoolConnection(psycopg.Connection[TupleRow]):
+    """A pool's connection. A connect the database refused for its connection limit is
+    remembered (by URL), so that a call that then waited in vain for a connection says
+    so, and not "a failover or restart?", though the limit is free again by the time it
+    looks (a burst over the limit on a slow machine)."""
+
+    at_limit: ClassVar[dict[str, psycopg.OperationalError]] = {}  # URL: the last refusal for the limit
+
+    @classmethod
+    def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+        try:
+            conn = super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as e:
+            if any(said in str(e) for said in LIMIT_REASONS):
+                cls.at_limit[conninfo] = e.with_traceback(None)
+            raise
+        cls.at_limit.pop(conninfo, None)
+        return conn
+
+
 class Database:
     """The pool of one store, and the rules above. `where` names it for people."""
 
@@ -139,6 +159,7 @@ class Database:
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.url,
+                    connection_class=PoolConnection,
                     min_size=self.min_size,
                     max_size=POOL_MAX,
                     kwargs={"autocommit": True, **self.kwargs},
@@ -166,6 +187,9 @@ class Database:
             self.connect(connect_timeout=DIAGNOSE_TIMEOUT).close()
         except DatabaseUnreachable as e:
             return e
+        refused = PoolConnection.at_limit.get(self.url)
+        if refused is not None and self._in_use < POOL_MAX:  # the pool's last connect was refused for the limit
+            return DatabaseAtLimit(self.where, reason_of(refused, self.password), MAX_CONNECTIONS)
         if self._in_use < POOL_MAX:  # the pool could not connect, though a direct attempt now can
             return DatabaseUnreachable(
                 self.where, f"no connection could be made for {CHECKOUT_TIMEOUT:g}s (a failover or restart?)"
