@@ -60,6 +60,8 @@ def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
             snap = store.snapshot(resolve_plan(store, args.plan, None))
             for line in beads_lines(snap):
                 sys.stdout.write(line + "\n")
+    except BrokenPipeError:
+        raise  # stdout's reader left (`export | head`): main's quiet exit, not a problem with the store
     except (StoreChoiceError, PlanningError, OSError) as e:
         return _refused(e)
     return EXIT_OK
