@@ -19,6 +19,8 @@ from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.store import PlanStore, SharedSessions
 
+from .hosts import client_name
+
 log = logging.getLogger(__name__)
 
 DEFAULT_SESSION = "default"
@@ -114,6 +116,15 @@ class HeldSession:
             log.warning("session %s not saved: %s", self.key, e)
             return str(e)
         return None
+
+
+def history_author(ctx: ServerRequestContext[Any, Any], key: str) -> str:
+    """Who wrote, in the plans' history: the session's key, but for the process's one
+    session (stdio) the client's self-given name (e.g. claude-code), which says more than
+    the key; unnamed, "stdio client"."""
+    if key != PROCESS_SESSION:
+        return key
+    return client_name(ctx) or "stdio client"
 
 
 def session_key(ctx: ServerRequestContext[Any, Any]) -> str:

@@ -44,7 +44,7 @@ from planning_core.update import MAX_LEASE_SECONDS
 
 from . import approval, sdk
 from .review import review as plan_review
-from .state import AppState, app_state, session_key
+from .state import AppState, app_state, history_author, session_key
 
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
@@ -72,7 +72,8 @@ async def _answer(
     state = app_state(ctx)
     key = session_key(ctx.request_context)
     session = state.session(key)
-    actor = history.ACTOR.set(key)  # the writes' author in the plans' history (the thread copies it)
+    # The writes' author in the plans' history (the thread copies it).
+    actor = history.ACTOR.set(history_author(ctx.request_context, key))
     try:
         if inline:
             # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that

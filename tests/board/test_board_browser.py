@@ -106,7 +106,7 @@ async def test_a_task_update_from_another_process_shows_within_a_second(
         assert shown < LIVE_LIMIT
         assert await page.locator(".card[data-task='4'] .owner").text_content() == "bob"
         # The plan's timeline beside the board: the claim on top, by the stdio session.
-        await expect(page.locator("#timeline li").first).to_contain_text("#4 claimed by bob (by process)")
+        await expect(page.locator("#timeline li").first).to_contain_text("#4 claimed by bob (by mcp)")
         assert await page.evaluate("window.__sameDocument") == "yes"  # no reload
         assert await page.text_content("#status") == "live"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 from mcp import Client
+from mcp.types import Implementation
 
 from planning_core import Planner
 from planning_core.history import acting_as
@@ -32,7 +33,7 @@ def test_taskget_and_resume_over_stdio(tmp_path: Path) -> None:
 
     async def run() -> tuple[str, str, str]:
         with anyio.fail_after(bound(60)):
-            async with Client(server_params(root)) as c:
+            async with Client(server_params(root), client_info=Implementation(name="some-agent", version="1")) as c:
                 done = await c.call_tool("TaskUpdate", {"taskId": 3, "status": "completed", "plan": plan})
                 assert not done.is_error, text_of(done)
                 got = text_of(await c.call_tool("TaskGet", {"taskId": 3, "plan": plan}))
@@ -44,7 +45,7 @@ def test_taskget_and_resume_over_stdio(tmp_path: Path) -> None:
     lines = got.splitlines()
     heading = lines.index(HISTORY_HEADING)
     assert lines[heading - 1] == "POST /login"  # the whole task first, unchanged: its description last
-    assert lines[heading + 1].endswith("#3 completed (by process)")  # the stdio session did it
+    assert lines[heading + 1].endswith("#3 completed (by some-agent)")  # the stdio session's client did it
     assert lines[heading + 2].endswith("#3 claimed by alice (by -)")
     assert len(lines) == heading + 3  # its two changes, nothing more
     assert HISTORY_HEADING not in untouched  # never changed since the plan was made: no lines
