@@ -72,7 +72,9 @@ def parse_json(path: Path, text: str, where: str = "") -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise refuse(path, f"invalid JSON{where} (line {e.lineno})") from None
+        # `where` names the line already (a JSONL file): then the column is what is new.
+        at = f"column {e.colno}" if where else f"line {e.lineno}, column {e.colno}"
+        raise refuse(path, f"invalid JSON{where} ({at})") from None
     except RecursionError:
         raise refuse(path, f"invalid JSON{where} (too deeply nested)") from None
     except ValueError:  # a number of more digits than Python reads (sys.get_int_max_str_digits)

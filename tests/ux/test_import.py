@@ -317,7 +317,7 @@ HOSTILE = {
     hostile_no_file: "no such file",
     hostile_cycle: "cycle bd-1 -> bd-2 -> bd-3 -> bd-1",
     hostile_missing: "bd-1 depends on bd-404, which the source does not hold",
-    hostile_invalid_json: "invalid JSON on line 2",
+    hostile_invalid_json: "invalid JSON on line 2 (column 25)",  # the line once, then where in it
     hostile_symlink: "symbolic link",
     hostile_too_big: f"at most {MAX_IMPORT_BYTES:,}",
     hostile_long_number: "a number on line 1 has over 4,300 digits",
