@@ -18,7 +18,8 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
 
 - Stop: while the session's current plan has work this session can do (a task it holds
   in progress, or a ready task no one holds), blocks the stop with the task and the next
-  step (planning_core.done), at most STOP_BLOCKS_ENV (default 3; 0: never) times in a row;
+  step (planning_core.done), at most STOP_BLOCKS_ENV (default 3; 0: never) times in a row
+  without a task completed;
   work held by other agents or waiting for a gate lets the stop happen, saying so.
 
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
@@ -180,7 +181,7 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], 
             plan_has_work=lambda: _has_work(store, current),
         )
         if event == "PostToolUse":
-            _owner_named(state, tool, payload)
+            _work_seen(state, tool, payload)
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
     if due:
         return output(event, "\n".join(due))
@@ -196,9 +197,9 @@ def stop_blocks() -> int:
 def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     """Block the stop while the current plan has work this session can do (its task in
     progress, or a ready one no one holds), naming the task and the next step; let it
-    happen, saying why, once blocked stop_blocks() times in a row (Claude Code's
-    `stop_hook_active`: this stop follows a blocked one) or when what is left is other
-    agents' or waits for a gate."""
+    happen, saying why, once blocked stop_blocks() times in a row with no task completed
+    in between (Claude Code's `stop_hook_active`: this stop follows a blocked one) or when
+    what is left is other agents' or waits for a gate."""
     limit = stop_blocks()
     session_id = payload.get("session_id")
     if not limit or not isinstance(session_id, str) or not session_id:
@@ -236,10 +237,15 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     return work_left(snap, planner.clock(), mine)
 
 
-def _owner_named(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
-    """Keep the owner a TaskUpdate or TaskCreate of ours named: this session's tasks."""
+def _work_seen(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
+    """Keep the owner a TaskUpdate or TaskCreate of ours named (this session's tasks); a
+    task completed is progress: the Stop hook's blocks in a row start again."""
     args = payload.get("tool_input")
-    owner = args.get("owner") if isinstance(args, dict) and _our_tool(tool) in ("TaskUpdate", "TaskCreate") else None
+    if not isinstance(args, dict) or _our_tool(tool) not in ("TaskUpdate", "TaskCreate"):
+        return
+    if args.get("status") == "completed" and not _refused(payload.get("tool_response")):
+        state["stop_blocks"] = 0
+    owner = args.get("owner")
     if not isinstance(owner, str) or not owner:
         return
     kept = state.get("owners")

@@ -75,3 +75,12 @@ def test_a_person_gate_lets_the_stop_happen_saying_who_it_waits_for(url: str, op
         "systemMessage": f"planning-mcp: Plan {name} is not done (1 of 1 tasks left): "
         f"waiting for a person: #1 Approve it (planning-mcp approve {name} 1)."
     }
+
+
+def test_a_task_the_session_completes_starts_the_count_again(url: str, opened: PlanStore) -> None:
+    tasks = [{"subject": "One"}, {"subject": "Two"}]
+    Planner(opened).create_plan("Two", "a", "b", tasks=tasks)
+    assert [hook(url, "Stop", stop_hook_active=a).get("decision") for a in (False, True, True)] == ["block"] * 3
+    done = {"taskId": 1, "status": "completed"}
+    hook(url, "PostToolUse", tool_name="mcp__planning__TaskUpdate", tool_input=done, tool_response={})
+    assert hook(url, "Stop", stop_hook_active=True).get("decision") == "block"  # progress: a new row
