@@ -108,6 +108,8 @@ def marks(task: Task) -> str:
         out += f" ^#{task.parent}"
     if gates.is_gated(task):
         out += gates.mark(task.gate)
+    if task.status is not TaskStatus.COMPLETED:
+        out += verify.mark(task.verification)
     return out
 
 

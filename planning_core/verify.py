@@ -145,6 +145,13 @@ def describe(record: Mapping[str, Any] | None) -> str:
     return safetext.escape(f"{checks}: {state}")
 
 
+def mark(record: Mapping[str, Any] | None) -> str:
+    """What a TaskList line adds for an unfinished task's checks: ` (checks running)`,
+    ` (checks failed)`, ` (checks interrupted)`; "" otherwise."""
+    state = (record or {}).get("state")
+    return f" (checks {state})" if state in (RUNNING, FAILED, INTERRUPTED) else ""
+
+
 def interrupted_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in record.items() if k != "until"}, "state": INTERRUPTED}
 

@@ -16,7 +16,9 @@ import anyio
 from playwright.async_api import expect
 
 from planning_core import Planner
+from planning_core.models import TaskPatch
 from planning_core.stores.files import FileStore
+from planning_core.verify import Verification
 from server.board.live import FULL_CHECK
 from tests.support.mcp import connect, server_params, text_of
 from tests.support.procs import serving
@@ -233,10 +235,13 @@ async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(t
         assert await page.locator(".card[data-task='4'] .priority, .card[data-task='4'] .labels").count() == 0
 
 
-async def test_a_card_shows_its_acceptance_criteria_with_its_description(tmp_path: Path, browser: Any) -> None:
+async def test_a_card_shows_its_acceptance_criteria_and_failed_checks(tmp_path: Path, browser: Any) -> None:
     root = tmp_path / "root"
     name = known_plan(root)
-    Planner(FileStore(root)).update_task(name, 5, acceptance=["curl example runs", "<b>not bold</b>"])
+    planner = Planner(FileStore(root))
+    planner.update_task(name, 5, acceptance=["curl example runs", "<b>not bold</b>", "check:tests"])
+    failed = {"state": "failed", "checks": ["tests"], "run": "r1", "check": "tests", "result": "exit 1"}
+    planner.update_task(name, 3, TaskPatch(), verification=Verification(failed))
     with serving(tmp_path, "http", root=root) as srv:
         page = await browser.new_page()
         await page.goto(f"{srv.base}/board")
@@ -244,5 +249,8 @@ async def test_a_card_shows_its_acceptance_criteria_with_its_description(tmp_pat
         criteria = page.locator(".card[data-task='5'] .desc .acceptance li")
         assert not await criteria.first.is_visible()  # with the description: on demand
         await page.click(".card[data-task='5'] .top")
-        assert await criteria.all_text_contents() == ["curl example runs", "<b>not bold</b>"]
+        assert await criteria.all_text_contents() == ["curl example runs", "<b>not bold</b>", "check:tests"]
         assert await page.locator(".card[data-task='4'] .acceptance").count() == 0
+        # A task whose checks failed says so, as its TaskList line does.
+        assert await page.locator(".card[data-task='3'] .checks").text_content() == "checks failed"
+        assert await page.locator(".card[data-task='5'] .checks").count() == 0

@@ -115,6 +115,9 @@ async def test_a_failing_check_refuses_the_completion_and_changes_only_the_recor
     async with connect() as c:
         shown = text_of(await c.call_tool("TaskGet", {"taskId": 1}))
     assert "checks failing: failing failed (exit 3)" in shown  # the run, in the task's last changes
+    async with connect() as c:
+        listed = text_of(await c.call_tool("TaskList", {}))
+    assert "#1 [in_progress] Add login (alice) (checks failed)" in listed
     assert "checks failing: running until" in shown
 
 
@@ -236,6 +239,7 @@ async def test_a_check_outlasting_a_10s_client_timeout_completes_in_the_backgrou
         assert progress and all(m == "running slow" or m == "running tests" for _, _, m in progress)
         task = await _task(c)
         assert task["status"] == "in_progress" and task["verification"]["state"] == "running"
+        assert "#1 [in_progress] Add login (alice) (checks running)" in text_of(await c.call_tool("TaskList", {}))
         again = await c.call_tool("TaskUpdate", {"taskId": 1, "status": "completed"}, read_timeout_seconds=10)
         assert text_of(again).startswith("Task #1 is being verified")  # one run, not two
         assert (checks.project / "slow.started").exists()

@@ -69,9 +69,12 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
         "priority": None,  # a board row shows each of its fields, set or not
         "labels": [],
         "parent": None,
+        "gate": None,
         "activeForm": "",
         "blockedBy": [2],
         "blocks": [],
+        "acceptance": [],
+        "verification": None,
         "openBlockers": [],
     }
     Planner(FileStore(root)).create_plan("Add audit", "a", "b", date="2026-05-29")

@@ -149,6 +149,11 @@
       meta.append(el("span", "gate", "gate: " + until), " ");
     }
     if (t.status === "in_progress" && t.activeForm) meta.append(el("span", "active", t.activeForm), " ");
+    // As a TaskList line says it: an unfinished task's checks running, failed or interrupted.
+    const checks = t.verification && t.verification.state;
+    if (t.status !== "completed" && ["running", "failed", "interrupted"].includes(checks)) {
+      meta.append(el("span", "checks " + checks, "checks " + checks), " ");
+    }
     const open = t.openBlockers || [];
     if (open.length) meta.append(el("span", "blockers", "blocked by " + open.map((b) => "#" + b).join(", ")));
     if (meta.childNodes.length) c.append(meta);
