@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _opens_its_store(args: argparse.Namespace) -> Callable[[argparse.Namespace, StoreChoice], int] | None:
     """The command's runner when it opens the chosen store itself."""
     if args.command == "status":
-        return run_check_done if args.check_done else None
+        return run_check_done if args.check_done or args.plan else None
     runners = {"web": run_web, "import": run_import, "export": run_export, "approve": run_approve, "checks": run_checks}
     return runners.get(args.command)
 

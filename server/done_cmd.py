@@ -73,6 +73,12 @@ def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
 
 
 def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
+    if not args.check_done:
+        print(
+            f"planning-mcp: status takes a plan with --check-done only: status --check-done {args.plan}",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     try:
         store = _open(choice)
     except (StoreChoiceError, PlanningError, OSError) as e:

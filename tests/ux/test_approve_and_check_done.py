@@ -76,3 +76,5 @@ def test_check_done_exits_1_with_what_is_left_then_0_once_done(url: str, opened:
     assert (done.returncode, done.stdout) == (0, f"Plan {name} is done: all 3 tasks are completed.\n")
     missing = run_cli(["status", "--check-done", "--store", url, "no-such-plan"])
     assert (missing.returncode, missing.stdout) == (2, "")
+    plain = run_cli(["status", "--store", url, name])  # a plan is for --check-done, never ignored
+    assert plain.returncode == 2 and "--check-done" in plain.stderr
