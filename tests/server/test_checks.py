@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.types import Implementation
 
 from planning_core.store import PlanFolders, PlanStore
-from planning_core.verify import ANSWER_WITHIN, MAX_CHECK_FILE_BYTES, CheckFile
+from planning_core.verify import ANSWER_WITHIN, MAX_CHECK_FILE_BYTES, SHOWN_CHARS, SHOWN_LINES, CheckFile
 from tests.support.mcp import text_of
 from tests.support.waits import bound
 
@@ -36,6 +36,9 @@ command = "echo line-1; echo 'assert 1 == 2' >&2; exit 3"
 [checks.endless]
 command = "echo $$ > endless.pid; sleep 1000"
 timeout = 2
+
+[checks.chatty]
+command = "yes 'a line of output' | head -n 200000; echo the-last-line; exit 1"
 
 [checks.slow]
 command = "echo started > slow.started; while [ ! -f slow.go ]; do sleep 0.1; done; echo done"
@@ -128,7 +131,7 @@ async def test_an_undefined_check_is_refused_naming_the_defined_ones(connect: An
         made = await c.call_tool("TaskCreate", {"subject": "s", "description": "d", "acceptance": ["check:rm-rf"]})
         assert made.is_error
         assert "Unknown check rm-rf" in text_of(made)
-        assert "defines endless, failing, slow, tests" in text_of(made)
+        assert "defines chatty, endless, failing, slow, tests" in text_of(made)
         tasks = [
             {"subject": "s", "acceptance": ["check:tests", "check:rm -rf /"]},
             {"subject": "t", "acceptance": ["check:x"]},
@@ -254,7 +257,10 @@ async def test_a_check_outlasting_a_10s_client_timeout_completes_in_the_backgrou
 
 
 async def test_the_instructions_name_the_checks_a_task_may_name(connect: Any, checks: CheckFile) -> None:
-    line = "Checks a task's acceptance may name (`check:NAME`; run before it completes): endless, failing, slow, tests."
+    line = (
+        "Checks a task's acceptance may name (`check:NAME`; run before it completes): "
+        "chatty, endless, failing, slow, tests."
+    )
     async with connect() as c:
         assert line in (c.instructions or "")
     async with connect(client_info=CLAUDE_CODE) as c:
@@ -262,3 +268,15 @@ async def test_the_instructions_name_the_checks_a_task_may_name(connect: Any, ch
     checks.path.unlink()
     async with connect() as c:
         assert "check:NAME" not in (c.instructions or "")
+
+
+@AUTO
+async def test_a_check_that_prints_megabytes_shows_its_last_lines_only(connect: Any, checks: CheckFile) -> None:
+    async with connect() as c:
+        await _plan(c, "check:chatty")
+        refused = await _complete(c)
+        said = text_of(refused)
+        assert refused.is_error and "exit 1" in said and said.count("\n") < SHOWN_LINES + 5
+        assert "a line of output\nthe-last-line\nFix what it reports" in said
+        record = (await _task(c))["verification"]
+    assert record["output"].endswith("the-last-line") and len(record["output"]) <= SHOWN_CHARS + 1
