@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from . import gates, ranking
+from . import gates, ranking, verify
 from .models import PlanSnapshot, Task, TaskStatus
 from .safetext import escape
 
@@ -66,11 +66,11 @@ def _doable(
     if held:
         t = held[0]
         whose = f" ({escape(t.owner)})" if t.owner else ""
-        return WorkLeft(
-            snap.name,
-            YOURS,
-            f"{count}: {_task(t)} is in progress{whose}. Finish it, then TaskUpdate #{t.id} status completed.",
-        )
+        if verify.is_running(t.verification, now):
+            step = f"Its checks are running: TaskGet #{t.id} shortly for the result (completed, or a failure to fix)."
+        else:
+            step = f"Finish it, then TaskUpdate #{t.id} status completed."
+        return WorkLeft(snap.name, YOURS, f"{count}: {_task(t)} is in progress{whose}. {step}")
     ready = ranking.ready_in_order(snap, now)
     if not ready:
         return None

@@ -48,6 +48,7 @@ from .verify import (
     Verification,
     VerificationSuperseded,
     interrupted_record,
+    is_running,
     run_check,
 )
 
@@ -250,18 +251,12 @@ def refusal(task_id: int, r: CheckRun) -> str:
 
 def _running_elsewhere(task: Task) -> str | None:
     """When another server is verifying the task now (its record says running, until a time
-    still to come): what to answer."""
-    record = task.verification or {}
-    if record.get("state") != RUNNING:
+    still to come): what to answer. A record past its `until` is an interrupted run."""
+    if not is_running(task.verification, dt.datetime.now(dt.UTC)):
         return None
-    try:
-        until = dt.datetime.fromisoformat(str(record.get("until", "")).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if until <= dt.datetime.now(dt.UTC):
-        return None  # that run is over without a word: its server stopped (INTERRUPTED)
+    until = str((task.verification or {}).get("until", ""))[11:16]
     return (
-        f"Task #{task.id} is being verified by another server until {until:%H:%M}Z at the latest; "
+        f"Task #{task.id} is being verified by another server until {until}Z at the latest; "
         f"TaskGet #{task.id} shows the result."
     )
 

@@ -23,6 +23,7 @@ output are kept; the last SHOWN_LINES of those are shown).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import os
@@ -143,6 +144,17 @@ def describe(record: Mapping[str, Any] | None) -> str:
     elif state == FAILED:
         state = str(record.get("result", FAILED))
     return safetext.escape(f"{checks}: {state}")
+
+
+def is_running(record: Mapping[str, Any] | None, now: dt.datetime) -> bool:
+    """Whether a record says its checks run now (`running`, and its `until` still to come)."""
+    if not record or record.get("state") != RUNNING:
+        return False
+    try:
+        until = dt.datetime.fromisoformat(str(record.get("until", "")).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return until > now
 
 
 def mark(record: Mapping[str, Any] | None) -> str:

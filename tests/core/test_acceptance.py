@@ -4,12 +4,16 @@ there are none, shown by TaskGet and the board; bad ones refused, changing nothi
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from planning_core import InvalidInput, Planner, PlanningError
-from planning_core.models import MAX_CRITERIA, named_checks
-from planning_core.render import task_detail
+from planning_core.done import work_left
+from planning_core.models import MAX_CRITERIA, TaskPatch, named_checks
+from planning_core.render import task_detail, task_line
 from planning_core.store import PlanStore
+from planning_core.verify import Verification
 from server.board.data import plan_data
 from tests.support.stores import stored_state, stored_tasks
 
@@ -74,3 +78,20 @@ def test_bad_criteria_are_refused_and_change_nothing(planner: Planner, store: Pl
     with pytest.raises(PlanningError, match="acceptance"):
         planner.create_plan("Bad", "a", "b", tasks=[{"subject": "s", "acceptance": acceptance}])
     assert stored_state(store) == before
+
+
+def test_what_is_left_tells_an_agent_whose_task_is_being_verified_to_wait_for_the_result(
+    planner: Planner, store: PlanStore
+) -> None:
+    """The Stop hook's and `status --check-done`'s line: the checks run, so the next step is
+    to read the result; once the record's `until` has passed, the run counts as interrupted."""
+    plan = _plan(planner)
+    planner.update_task(plan, 1, status="in_progress", owner="me")
+    now = dt.datetime(2026, 12, 3, 9, 0, tzinfo=dt.UTC)
+    running = {"state": "running", "checks": ["tests"], "run": "r1", "until": "2026-12-03T09:05:00Z"}
+    planner.update_task(plan, 1, TaskPatch(), verification=Verification(running))
+    left = work_left(store.view(plan), now, mine=("me",))
+    assert left.doable and "#1 Login is in progress (me). Its checks are running: TaskGet #1" in left.line
+    later = work_left(store.view(plan), now + dt.timedelta(minutes=6), mine=("me",))
+    assert "Finish it, then TaskUpdate #1 status completed." in later.line
+    assert "(checks running)" in task_line(store.view(plan).tasks[1])
