@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from planning_core.names import MAX_TASK_ID
 from planning_core.stores.files import FileStore
-from planning_core.stores.files.taskmerge import MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
+from planning_core.stores.files.taskmerge import INCOMING, MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.support.gitrepo import Repo
 
@@ -185,3 +186,25 @@ def test_a_task_file_hand_edited_into_invalid_json_is_kept(repo: Repo) -> None:
     snap = FileStore(repo.root).snapshot(plan)
     assert [bad.task_id for bad in snap.corrupt] == [1]
     assert repo.tracked_status() == ""
+
+
+def test_no_merged_task_is_given_an_id_past_the_last(repo: Repo) -> None:
+    """Ids end at 999,999,999 (task_<N>.json has at most 9 digits): a task both branches
+    made with the last id stays parked in its file, and the merge says so, instead of
+    going to an id no task file can be named for (where no tool saw it)."""
+    plan = repo.new_plan(["a"])
+    (repo.folder() / ".highwatermark").write_text(f"{MAX_TASK_ID - 1}\n")
+    repo.commit("ids near their end")
+    repo.git("checkout", "-q", "-b", "late")
+    assert repo.planner().create_task(plan, "late task").id == MAX_TASK_ID
+    repo.commit("late")
+    repo.git("checkout", "-q", "main")
+    repo.planner().create_task(plan, "main task")
+    repo.commit("main")
+    merged = repo.git("merge", "--no-edit", "late")
+    said = f"a merged task #{MAX_TASK_ID} from late was given no id: ids end at {MAX_TASK_ID:,}"
+    assert said in merged.stderr + merged.stdout
+    folder = repo.folder()
+    assert sorted(p.name for p in folder.glob("task_*.json")) == ["task_1.json", f"task_{MAX_TASK_ID}.json"]
+    doc = json.loads((folder / f"task_{MAX_TASK_ID}.json").read_text())
+    assert doc["subject"] == "main task" and [t["subject"] for t in doc[INCOMING]] == ["late task"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...fileio.atomic import replace_many
+from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
 from .taskfiles import HIGHWATERMARK, MERGE_NOTES, TASK_FILE
 from .taskmerge import (
@@ -32,6 +33,7 @@ class FixUp:
     """What fix_plan changed in one plan folder."""
 
     renumbered: list[tuple[int, int, str | None]] = field(default_factory=list)  # old, new, branch
+    unplaced: list[tuple[int, str | None]] = field(default_factory=list)  # parked, no id left: (id, branch)
     dropped: list[tuple[int, int]] = field(default_factory=list)  # (task, blocker) dropped to break a cycle
     unreadable: list[str] = field(default_factory=list)  # task files left as they are
     written: list[Path] = field(default_factory=list)
@@ -44,6 +46,12 @@ class FixUp:
         if self.dropped:
             edges = ", ".join(f"#{t} no longer blocked by #{b}" for t, b in self.dropped)
             out.append(f"plan {plan}: the merge made a dependency cycle; dropped: {edges}")
+        for old, side in self.unplaced:
+            out.append(
+                f"plan {plan}: a merged task #{old}" + (f" from {side}" if side else "") + " was given no id: "
+                f"ids end at {MAX_TASK_ID:,}; it stays parked in {task_filename(old)} ({INCOMING}) until "
+                "the plan's ids are below that"
+            )
         out += [f"plan {plan}: {f} is not a valid task file; kept as it is" for f in self.unreadable]
         return out
 
@@ -77,16 +85,23 @@ def _renumber(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp)
     parked: list[tuple[int, Doc]] = []
     next_id = start
     for task_id in sorted(docs):
+        left = []  # no id left for them: they stay parked, said (an id past the last names no file)
         for newcomer in incoming(docs[task_id]):
             side = newcomer.pop(INCOMING_BRANCH, None) or branch
             own = newcomer.get("id")
-            if isinstance(own, int) and own != task_id and own not in docs and own >= 1:
+            if isinstance(own, int) and own != task_id and own not in docs and 1 <= own <= MAX_TASK_ID:
                 docs[own] = newcomer  # git took it for a rename of another file: back to its own
+                continue
+            if next_id >= MAX_TASK_ID:
+                left.append({**newcomer, INCOMING_BRANCH: side})
+                done.unplaced.append((task_id, side))
                 continue
             next_id += 1
             moves[(side, task_id)] = next_id
             parked.append((task_id, {**newcomer, INCOMING_BRANCH: side}))
         docs[task_id].pop(INCOMING, None)
+        if left:
+            docs[task_id][INCOMING] = left
     for old, newcomer in parked:
         side = newcomer.pop(INCOMING_BRANCH)
         new = moves[(side, old)]
