@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from . import safetext
+from . import safetext, times
 from .errors import InvalidInput
 
 HUMAN = "human"  # gate: a person approves the task
@@ -27,15 +27,11 @@ Gate = str | dict[str, str]
 
 
 def _time(text: str) -> dt.datetime | None:
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return times.parse_utc(text)  # past what UTC holds: its last moment ("never")
 
 
 def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return times.stamp(moment)
 
 
 def check_gate(value: Any, field: str) -> Gate | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
+from . import times
 from .errors import CorruptTask, PlanningError, TaskNotFound
 from .models import PlanSnapshot, Task, TaskStatus
 
@@ -23,7 +24,7 @@ def utc_now() -> dt.datetime:
 
 def stamp(moment: dt.datetime) -> str:
     """A stored time, as createdAt: `2026-05-28T09:00:00Z` (whole seconds, UTC)."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return times.stamp(moment)
 
 
 def lease_end(moment: dt.datetime, seconds: int) -> str:
@@ -36,11 +37,7 @@ def lease_end(moment: dt.datetime, seconds: int) -> str:
 
 
 def _parse_time(text: str) -> dt.datetime | None:
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return times.parse_utc(text)
 
 
 def lease_expired(task: Task, now: dt.datetime) -> bool:
