@@ -65,6 +65,27 @@ class TaskChange(BaseModel):
     all_done: bool = False
 
 
+def _apply_changes(
+    plan: str,
+    txn: Any,
+    work: update.Work,
+    tasks: tuple[Task, Task],
+    p: TaskPatch,
+    edges: update.Edges,
+    now: dt.datetime,
+    by_person: bool,
+) -> None:
+    """The patch's links, parent and fields on `tasks` (as it was, as it becomes), then the
+    gate's rule for an agent (gates.py)."""
+    before, task = tasks
+    update.apply_edges(txn, plan, task, edges, work.get)
+    if "parent" in p.values:
+        update.check_parent(plan, task.id, p.get("parent"), txn.exists, work.get)
+    update.apply_fields(task, p)
+    if not by_person:
+        update.check_gate(plan, before, task, p, now)
+
+
 class Planner:
     """The rules of plans and tasks over a store. Holds no per-session state:
     callers pass the session's current plan in."""
@@ -242,12 +263,7 @@ class Planner:
             before = task.clone()
             if verification is not None:
                 verification.apply(task)
-            update.apply_edges(txn, plan, task, edges, work.get)
-            if "parent" in p.values:
-                update.check_parent(plan, tid, p.get("parent"), txn.exists, work.get)
-            update.apply_fields(task, p)
-            if not by_person:
-                update.check_gate(plan, before, task, p, now)
+            _apply_changes(plan, txn, work, (before, task), p, edges, now, by_person)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed

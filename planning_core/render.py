@@ -165,6 +165,20 @@ def task_board(
     return "\n".join(lines)
 
 
+def _field_lines(task: Task) -> list[str]:
+    """TaskGet's lines for a task's priority, labels, parent and gate, each only when set."""
+    lines = []
+    if task.priority is not None:
+        lines.append(f"Priority: {priority_mark(task.priority)}")
+    if task.labels:
+        lines.append("Labels: " + ", ".join(escape(label) for label in task.labels))
+    if task.parent is not None:
+        lines.append(f"Parent: #{task.parent}")
+    if task.gate is not None:
+        lines.append(f"Gate: {gates.describe(task.gate)}")
+    return lines
+
+
 def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
     def ids(values: Sequence[int]) -> str:
         return ", ".join(f"#{i}" for i in values) or "none"
@@ -178,14 +192,7 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
         lines.append(f"Lease: {task.lease_seconds:,} s, until {escape(task.lease_expires_at)}")
     if task.active_form:
         lines.append(f"Active form: {escape(task.active_form)}")
-    if task.priority is not None:
-        lines.append(f"Priority: {priority_mark(task.priority)}")
-    if task.labels:
-        lines.append("Labels: " + ", ".join(escape(label) for label in task.labels))
-    if task.parent is not None:
-        lines.append(f"Parent: #{task.parent}")
-    if task.gate is not None:
-        lines.append(f"Gate: {gates.describe(task.gate)}")
+    lines += _field_lines(task)
     if task.acceptance:
         lines.append("Acceptance:")
         lines += [f"- [ ] {escape(c)}" for c in task.acceptance]
