@@ -283,6 +283,18 @@ def check_notification(line: bytes) -> Refused | None:
     that parser dropped (see refuse_bad_id)."""
     try:
         data = json.loads(line, parse_constant=_no_constants)
-    except ValueError:
-        return None  # the SDK's parser read it: nothing ours to say
+    except ValueError as e:
+        return _refuse_constants(line, e)
     return refuse_bad_id(data) if isinstance(data, dict) else None
+
+
+def _refuse_constants(line: bytes, why: ValueError) -> Refused | None:
+    """NaN and ±Infinity are no JSON, but the SDK's parser reads them: a request whose id
+    one of them made a notification is a Parse error, with id null (JSON-RPC), not silence."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # what the SDK's parser read and ours cannot: nothing ours to say
+    if isinstance(data, dict) and "method" in data and "id" in data:
+        return _refuse([None], types.PARSE_ERROR, f"Parse error: {why}")
+    return None

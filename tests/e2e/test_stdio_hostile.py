@@ -161,6 +161,16 @@ def test_an_id_that_is_not_a_string_or_an_integer_is_an_invalid_request(wire: Ra
     wire.assert_serving()
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_an_id_that_is_not_json_is_a_parse_error(wire: RawStdio, constant: str) -> None:
+    """NaN and ±Infinity are no JSON: JSON-RPC's Parse error, id null. The SDK's parser
+    reads them as numbers and took the request for a notification: no answer at all."""
+    wire.send(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % constant.encode())
+    answer = wire.answer(None)
+    assert answer["error"] == {"code": PARSE_ERROR, "message": f"Parse error: {constant} is not JSON"}
+    wire.assert_serving()
+
+
 def test_two_messages_on_one_line_each_get_an_answer_and_neither_runs(wire: RawStdio) -> None:
     """A line is one message: two objects on one line are not JSON text, so neither is run,
     and each request on it is told (only the last one was, and the other client waited)."""
