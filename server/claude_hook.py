@@ -23,8 +23,9 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
   work held by other agents or waiting for a gate lets the stop happen, saying so.
 
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
-or unreadable root, a lock held too long), it prints nothing and exits 0. It never
-creates the planning root, so a user-level hook is harmless in projects without one.
+or unreadable root, a lock held too long), it prints nothing and exits 0. It creates the
+planning root only for a plan approved in plan mode (where the server would make it), so
+a user-level hook is otherwise harmless in projects without one.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from planning_core.stores import is_database_url
 
 from .cli_common import EXIT_OK
 from .default_root import DefaultRoot, default_root
-from .store_choice import StoreChoice, resolve
+from .store_choice import StoreChoice, open_for_writing, resolve
 
 STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
 LOCK_TIMEOUT = 2.0
@@ -439,13 +440,25 @@ def _sweep(folder: Path) -> None:
                     os.unlink(entry.path)
 
 
-def hook_store(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> PlanStore | None:
+def hook_store(
+    root_arg: str | None, store_arg: str | None, payload: dict[str, Any], *, writes: bool = False
+) -> PlanStore | None:
     """The store hook_choice names: a database, or a planning folder that exists. None
-    when there is no planning folder here: this project does not use us."""
+    when there is no planning folder here: this project does not use us, unless the hook
+    `writes` (a plan approved in plan mode): then the folder is made where the server
+    would make it on its first write, as the server makes it (store_choice.open_for_writing)."""
     choice = hook_choice(root_arg, store_arg, payload)
     if choice.folder is None:
         return choice.open() if is_database_url(choice.url) else None
+    if writes:
+        return open_for_writing(choice)
     return choice.open() if (choice.folder / "todo").is_dir() else None
+
+
+def _writes(event: str | None, payload: dict[str, Any]) -> bool:
+    """Does this call bring something to write (an approved plan), so that a project
+    without a planning folder gets one?"""
+    return event == "PostToolUse" and payload.get("tool_name") == EXIT_PLAN_MODE and _approved(payload) is not None
 
 
 def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | None = None) -> str:
@@ -454,7 +467,7 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
     if not isinstance(payload, dict):
         return ""
     event = event or payload.get("hook_event_name")
-    store = hook_store(root_arg, store_arg, payload)
+    store = hook_store(root_arg, store_arg, payload, writes=_writes(event, payload))
     if store is None:
         return ""
     try:
