@@ -451,7 +451,10 @@ def hook_store(
     if choice.folder is None:
         return choice.open() if is_database_url(choice.url) else None
     if writes:
-        return open_for_writing(choice)
+        store = open_for_writing(choice)  # checks the folder can be made, as the server does
+        choice.folder.mkdir(exist_ok=True)  # before the hook's own state file goes in it
+        store.prepare()  # a root that exists gets its layout (todo/, done/, .gitignore)
+        return store
     return choice.open() if (choice.folder / "todo").is_dir() else None
 
 

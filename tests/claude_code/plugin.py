@@ -1,0 +1,82 @@
+"""Claude Code with the plugin installed from this checkout's marketplace, on both releases
+the README names: the pinned one the session tests were written against
+($PLANNING_MCP_CLAUDE_SESSION_BIN, 2.1.197) and the newest tested one
+($PLANNING_MCP_CLAUDE_BIN, tests/hosts/install.sh: 2.1.332)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.claude_model import REQUIRE_CLAUDE_ENV, ClaudeHome, ScriptedModel, claude_bin
+from tests.support.procs import REPO, wait_until
+from tests.support.waits import bound
+
+PLUGIN = "planning-mcp"
+NEWEST_ENV = "PLANNING_MCP_CLAUDE_BIN"
+NEWEST_DEFAULT = REPO / "tests" / "hosts" / "node_modules" / ".bin" / "claude"
+RELEASES = ("pinned", "newest")
+
+
+def release_bin(release: str) -> str:
+    """The CLI of `release`; a missing one skips, or fails where CI requires it."""
+    if release == "pinned":
+        found = claude_bin()
+    else:
+        named = Path(os.environ.get(NEWEST_ENV) or NEWEST_DEFAULT)
+        found = str(named) if named.is_file() else None
+    if found is None:
+        why = f"Claude Code's CLI ({release}) is not installed (.ci/run installs both releases)"
+        if os.environ.get(REQUIRE_CLAUDE_ENV) == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return found
+
+
+def install_plugin(binary: str, home: ClaudeHome, model: ScriptedModel) -> None:
+    """The README's two commands, which both releases accept: add the marketplace (this
+    checkout), then install the plugin from it."""
+    env = home.env(model)
+    for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", f"{PLUGIN}@{PLUGIN}"]):
+        done = subprocess.run(
+            [binary, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=home.project,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def fresh_project(folder: Path) -> Path:
+    """A new git project: no .planning, no .mcp.json, no settings of ours."""
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True, timeout=30)
+    return folder
+
+
+APPROVE = re.compile(r"❯ 2\. Yes")  # the dialog's second answer: approve, edits asked one by one
+MAX_MOVES = 20
+
+
+def approve_plan(ui: Any) -> None:
+    """Answer Claude Code's plan approval dialog with "Yes" (its second option). A fresh
+    dialog ignores keys for a moment on the newer release, so the cursor is moved until
+    the screen shows it moved (the dialog's own handshake), then Enter."""
+    ui.wait_for("Would you like to proceed?", timeout=bound(15))
+    for _ in range(MAX_MOVES):
+        ui.keys("Down")
+        try:
+            wait_until(lambda: APPROVE.search(ui.screen()) is not None, "the dialog's cursor on answer 2", bound(1))
+        except AssertionError:
+            continue
+        ui.keys("Enter")
+        return
+    raise AssertionError(f"the plan dialog never took a key; last screen:\n{ui.screen()}")
