@@ -45,8 +45,13 @@ def add_parsers(sub: Any) -> None:
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
     log_view.add_parser(sub, add_store_arguments)
-    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (SessionStart, PostToolUse)")
-    h.add_argument("event", nargs="?", help="SessionStart or PostToolUse (default: the payload's hook_event_name)")
+    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (docs/claude-code-hooks.md)")
+    h.add_argument(
+        "event",
+        nargs="?",
+        help="SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure or Stop "
+        "(default: the payload's hook_event_name)",
+    )
     add_store_arguments(h)
 
 
