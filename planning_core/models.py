@@ -564,6 +564,11 @@ class Progress(_Camel):
     in_progress: int = 0
     pending: int = 0
 
+    @property
+    def finished(self) -> bool:
+        """Every task completed (a plan with no task yet is not finished: it is beginning)."""
+        return bool(self.total) and self.completed == self.total
+
 
 class PlanSummary(_Camel):
     """One line of PlanList / the Active Plans block."""

@@ -16,7 +16,8 @@ from anyascii import anyascii
 from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanExists, PlanNotFound
 
 MAX_SLUG = 60
-MAX_PLAN_NAME = len("YYYY-MM-DD-") + MAX_SLUG
+PLAN_DATE_LENGTH = len("YYYY-MM-DD")  # a plan's name begins with its date
+MAX_PLAN_NAME = PLAN_DATE_LENGTH + 1 + MAX_SLUG
 MAX_TASK_ID = 999_999_999  # task_<N>.json names have at most 9 digits
 _SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?")
 _PLAN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})-([a-z0-9-]{1,60})")

@@ -68,7 +68,7 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
         shown = ", ".join(f"#{i} {plain(snap.tasks[i].subject)}" for i in ready[:MAX_READY_SHOWN])
         more = f" (+{len(ready) - MAX_READY_SHOWN} more)" if len(ready) > MAX_READY_SHOWN else ""
         rows.append(Text(f"next: {shown}{more}", style="dim"))
-    if p.total and p.completed == p.total:
+    if p.finished:
         rows.append(Text("✓ all tasks done: verify against plan.md, then PlanArchive", style="green"))
     for c in snap.corrupt:
         rows.append(Text(f"! #{c.task_id} {plain(c.file)} is unreadable: {plain(c.reason)}", style="red"))
@@ -78,7 +78,7 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
         title_align="left",
         subtitle=Text(plain(snap.title), style="dim"),
         subtitle_align="left",
-        border_style="green" if p.total and p.completed == p.total else "blue",
+        border_style="green" if p.finished else "blue",
     )
 
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph, timeline
-from planning_core.names import match_plan
+from planning_core.models import PlanSummary
+from planning_core.names import PLAN_DATE_LENGTH, match_plan
 from planning_core.rows import board_row
 from planning_core.store import PlanStore
 
@@ -74,9 +75,17 @@ def plan_board(snap: PlanSnapshot, location: str = "") -> dict[str, Any]:
     return data
 
 
+def _opening(plans: list[PlanSummary]) -> list[str]:
+    """The plan a board shows when none is asked for: the newest with work left (names
+    begin with their date; of one day's, the first), else the newest; none without plans."""
+    unfinished = [p for p in plans if not p.progress.finished]
+    newest = max(unfinished or plans, key=lambda p: p.name[:PLAN_DATE_LENGTH], default=None)
+    return [] if newest is None else [newest.name]
+
+
 def board_data(store: PlanStore, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
     """The active plans beside one plan's board: `wanted` (a name or a unique part of one,
-    by the tools' rule), else the first active plan. A plan that cannot be shown is an
+    by the tools' rule), else the newest active plan with work left (_opening). A plan that cannot be shown is an
     `error` the page prints, with the plans still listed."""
     return shown_board(store, wanted, actions=actions)[0]
 
@@ -86,13 +95,13 @@ def shown_board(
 ) -> tuple[dict[str, Any], dt.datetime | None]:
     """board_data, and when it next changes with no write (the first lease on it to run
     out, moving its task from In progress to Ready), if ever."""
-    planner = Planner(store)
-    plans = [p.model_dump(mode="json", by_alias=True) for p in planner.summaries()]
+    summaries = Planner(store).summaries()
+    plans = [p.model_dump(mode="json", by_alias=True) for p in summaries]
     out: dict[str, Any] = {"root": store.describe(), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
     lapse = None
     try:
-        names = select_plans(store, wanted) if wanted else [p["name"] for p in plans][:1]
+        names = select_plans(store, wanted) if wanted else _opening(summaries)
         if names:
             snap = store.snapshot(names[0])
             out["plan"] = plan_board(snap, store.location(names[0]))

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from planning_core import Planner
+from planning_core.stores.files import FileStore
 from tests.support.procs import HOST, child_env, console_script, free_port, run_cli, stop, wait_for_port, wait_until
 from tests.support.waits import bound
 
@@ -102,3 +104,22 @@ def test_a_test_run_saves_its_screenshots_outside_the_checkout(tmp_path: Path, m
     monkeypatch.setenv(SCREENSHOTS_ENV, str(asked))
     assert screenshot_path(tmp_path, "board.png") == asked / "board.png"
     assert asked.is_dir()
+
+
+def test_the_board_opens_on_the_newest_plan_with_work_left(tmp_path: Path) -> None:
+    """Asked for no plan, the board shows the newest active plan that has work left, not
+    the first (oldest) one, nor a newer one whose tasks are all completed."""
+    root = tmp_path / "root"
+    store = FileStore(root)
+    store.ensure_writable()
+    planner = Planner(store)
+    made = {}
+    for date, done in (("2026-01-05", True), ("2026-02-05", False), ("2026-03-05", True)):
+        name = planner.create_plan(f"Plan {date}", date=date, tasks=[{"subject": "one"}, {"subject": "two"}]).name
+        if done:
+            for task in (1, 2):
+                planner.update_task(name, task, status="completed")
+        made[date] = name
+    with web(tmp_path, root) as base, urllib.request.urlopen(f"{base}/board/api/board", timeout=bound(10)) as r:
+        shown = json.loads(r.read())
+    assert shown["plan"]["name"] == made["2026-02-05"]
