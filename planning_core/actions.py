@@ -201,14 +201,8 @@ class Actions:
         if isinstance(verified, StillRunning):
             data = TaskUpdated(plan=name, task_id=verified.task_id, changed=[], status=verified.status)
             return Outcome(verified.text, data)
-        change = verified or self.planner.update_task(name, task_id, patch, caller=caller)
-        if change.task is not None:
-            task = change.task
-            held = not change.deleted and task.status is TaskStatus.IN_PROGRESS and task.owner
-            if held and patch.get("owner") == task.owner:
-                session.keep_claim(name, task.id, task.owner)
-            elif not held:
-                session.keep_claim(name, task.id, None)
+        change = verified or self.planner.update_task(name, task_id, patch, caller=caller, author=session.known_as())
+        _keep_claim(session, name, patch, change)
         todo_reset = (change.started or change.completed) and session.todo.clear()
         claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
         return _updated(name, change, todo_reset, claimed)
@@ -275,6 +269,19 @@ class Actions:
         todo = session.todo
         done = sum(i.status == TaskStatus.COMPLETED.value for i in todo.items)
         return Outcome(todo.render(), TodoListed(topic=todo.topic, items=todo.items, done=done, total=len(todo.items)))
+
+
+def _keep_claim(session: Session, plan: str, patch: TaskPatch, change: TaskChange) -> None:
+    """The session remembers a claim it made of the task (in progress under the owner it
+    named), and forgets one once the task is no longer held."""
+    task = change.task
+    if task is None:
+        return
+    held = not change.deleted and task.status is TaskStatus.IN_PROGRESS and bool(task.owner)
+    if held and patch.get("owner") == task.owner:
+        session.keep_claim(plan, task.id, task.owner)
+    elif not held:
+        session.keep_claim(plan, task.id, None)
 
 
 def _updated(name: str, change: TaskChange, todo_reset: bool, claimed: Task | None = None) -> Outcome[TaskUpdated]:

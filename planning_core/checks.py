@@ -16,7 +16,7 @@ MAX_METADATA_BYTES = 16 * 1024
 # Deeper metadata is no real record, and each level widens the indented task file.
 MAX_METADATA_DEPTH = 20
 # The fields that may span lines (safetext states the rule); every other text is one line.
-MULTI_LINE_FIELDS = frozenset({"description", "analysis", "approach", "approved plan"})
+MULTI_LINE_FIELDS = frozenset({"description", "analysis", "approach", "approved plan", "note"})
 
 
 def empty_text(field: str) -> str:

@@ -200,7 +200,7 @@ class TakenOver(ClaimConflict):
             self,
             f"Task #{task_id} was taken over by {owner!r}{f' at {taken_at}' if taken_at else ''}, after the "
             f"lease of {former!r} ran out. Nothing was changed: it is no longer yours to change. Stop working "
-            'on it, and claim another (taskId "next").',
+            'on it (a note with what you learned is welcome: TaskUpdate note), and claim another (taskId "next").',
         )
 
 

@@ -303,6 +303,15 @@ ACCEPTANCE_RULE = FieldRule(
 )
 
 
+# -- handoff notes ----------------------------------------------------------------------
+
+MAX_NOTE = 2_000  # characters in one note
+MAX_NOTES = 200  # notes a task keeps: one more is refused, never an older one dropped
+# Appended one at a time by TaskUpdate's `note` (update.apply_note), each {by, at, text};
+# never replaced, removed or sent whole: no check of the generic kind.
+NOTES_RULE = FieldRule()
+
+
 # What Task.kept() shares between the tasks a cache keeps (thousands, never changed).
 _NO_IDS: list[Any] = []
 _NO_METADATA: dict[str, Any] = {}
@@ -345,6 +354,8 @@ class Task(_Camel):
     gate: Annotated[str | dict[str, str] | None, GATE_RULE] = Field(default=None, exclude_if=lambda v: v is None)
     # Short sentences that say when the task is done; `check:<name>` ones are run (verify.py).
     acceptance: Annotated[list[str], ACCEPTANCE_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # Handoff notes, oldest first: {by, at, text} each, appended and never replaced.
+    notes: Annotated[list[dict[str, str]], NOTES_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
     # The server's record of the last run of the checks the criteria name (verification.py):
     # never a caller's to set.
     verification: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -521,6 +532,7 @@ class TaskPatch:
         remove_blocks: TaskIdsArg | None = None,
         lease_seconds: int | None = None,  # a claim's lease (update.py: the claim rules)
         label: str | None = None,  # the label the task a claim of "next" takes carries
+        note: str | None = None,  # a handoff note to append (NOTES_RULE)
         **fields: Any,
     ) -> None:
         self.status = status
@@ -530,6 +542,7 @@ class TaskPatch:
         self.remove_blocks = remove_blocks
         self.lease_seconds = lease_seconds
         self.label = label
+        self.note = note
         self.values = settable_values(fields)
 
     def get(self, name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import gates, graph, queries, ranking, update, validate
+from . import gates, graph, history, queries, ranking, update, validate
 from .errors import (
     DependencyCycle,
     InvalidInput,
@@ -84,6 +84,12 @@ def _apply_changes(
     update.apply_fields(task, p)
     if not by_person:
         update.check_gate(plan, before, task, p, now)
+
+
+def _note_author(p: TaskPatch, caller: str | None, author: str | None) -> str:
+    """Who a note is by: the owner named, else the caller's claim of the task, else its
+    session's latest claim, else the writer the history names."""
+    return p.get("owner") or caller or author or history.ACTOR.get()
 
 
 class Planner:
@@ -230,6 +236,7 @@ class Planner:
         *,
         by_person: bool = False,
         caller: str | None = None,
+        author: str | None = None,
         verification: Verification | None = None,
         **changes: Any,
     ) -> TaskChange:
@@ -240,7 +247,9 @@ class Planner:
         the plan as read under its lock: claims racing for it get different tasks.
         `by_person`: a person's change (approve), which no gate refuses (gates.py).
         `caller`: the owner the caller is known as when it names none (its session's claim
-        of this task): a former owner is refused (update.check_not_taken_over).
+        of this task): a former owner is refused (update.check_not_taken_over). A note is
+        by the owner named, else `caller`, else `author` (the session's latest claim), else
+        the writer the history names (history.ACTOR).
         `verification`: the server's record of the task's checks, written with the change (alone
         when the patch is empty); refused when the task's record is no longer the one it follows."""
         raw = patch if patch is not None else TaskPatch(**changes)
@@ -257,13 +266,14 @@ class Planner:
             work = update.Work(txn)
             task = work.get(tid)
             if not by_person:
-                update.check_not_taken_over(task, p.get("owner") or caller, p, now)
+                update.check_not_taken_over(task, caller, p, edges, now)
             if p.status == "deleted":
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()
             if verification is not None:
                 verification.apply(task)
             _apply_changes(plan, txn, work, (before, task), p, edges, now, by_person)
+            update.apply_note(task, p.note, _note_author(p, caller, author), now)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed

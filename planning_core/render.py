@@ -208,7 +208,23 @@ def task_detail(task: Task, open_blockers: Sequence[int]) -> str:
     if task.metadata:
         lines.append(f"Metadata: {task.metadata}")
     lines += ["Description:", escape(task.description, multiline=True) or "(none)"]
-    return "\n".join(lines)
+    return "\n".join(lines + notes_lines(task.notes))
+
+
+NOTES_SHOWN = 3  # TaskGet's latest notes; the board shows them all
+
+
+def notes_lines(notes: Sequence[dict[str, str]], shown: int = NOTES_SHOWN) -> list[str]:
+    """`Notes (latest 3 of 7):` then one line a note, `- <at> <by>: <text>` (a text of
+    several lines indented under it)."""
+    if not notes:
+        return []
+    head = f"Notes (latest {shown} of {len(notes):,}):" if len(notes) > shown else "Notes:"
+    lines = [head]
+    for n in notes[-shown:]:
+        text = escape(str(n.get("text", "")), multiline=True).replace("\n", "\n  ")
+        lines.append(f"- {escape(str(n.get('at', '')))} {escape(str(n.get('by', '')))}: {text}")
+    return lines
 
 
 def created_text(task: Task) -> str:

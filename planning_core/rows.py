@@ -28,7 +28,7 @@ COMPUTED = ("blocked_by", "claimable")
 # Copied from the task, in the row's order.
 COPIED = tuple(name for name in TaskRow.model_fields if name not in COMPUTED)
 # The board's row: the row's copied fields, then these of the task's as stored.
-BOARD_TASK_FIELDS = ("active_form", "blocked_by", "blocks", "acceptance", "verification")
+BOARD_TASK_FIELDS = ("active_form", "blocked_by", "blocks", "acceptance", "verification", "notes")
 BOARD_OPEN_BLOCKERS = "openBlockers"
 
 _missing = [name for name in (*COPIED, *BOARD_TASK_FIELDS) if name not in Task.model_fields]

@@ -94,6 +94,10 @@ class Session:
         """The owner this session claimed the task as, if it did."""
         return self.claims.get(f"{plan}#{task_id}")
 
+    def known_as(self) -> str | None:
+        """The owner this session claimed its latest task as: who its notes are by."""
+        return next(reversed(self.claims.values()), None)
+
     def keep_claim(self, plan: str, task_id: int, owner: str | None) -> None:
         """Remember (an owner) or forget (None) this session's claim of a task."""
         key = f"{plan}#{task_id}"

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from . import gates, graph, ranking, validate
+from . import checks, gates, graph, ranking, validate
 from .errors import (
     BlockerUnreadable,
     ClaimConflict,
@@ -36,6 +36,8 @@ from .errors import (
 )
 from .models import (
     MAX_METADATA_BYTES,
+    MAX_NOTE,
+    MAX_NOTES,
     SETTABLE,
     TRACKED,
     UPDATE_STATUSES,
@@ -100,7 +102,8 @@ def checked(p: TaskPatch) -> tuple[TaskPatch, Edges]:
     if p.status is not None and p.status not in UPDATE_STATUSES:
         raise InvalidInput(f"status {p.status!r} is not one of {', '.join(UPDATE_STATUSES)}.")
     values = {name: _check(name, value) for name, value in p.values.items()}
-    fields = TaskPatch(status=p.status, lease_seconds=_lease_seconds(p.lease_seconds, p.get("owner")))
+    note = None if p.note is None else checks.text(p.note, "note", MAX_NOTE, required=True)
+    fields = TaskPatch(status=p.status, lease_seconds=_lease_seconds(p.lease_seconds, p.get("owner")), note=note)
     fields.values = values  # as checked: None now means "remove it" (a priority or parent cleared)
     edges = Edges(
         add_blocked_by=validate.edges(p.add_blocked_by, "addBlockedBy"),
@@ -146,7 +149,7 @@ def is_next_claim(task_id: object, p: TaskPatch) -> bool:
     if not p.get("owner"):
         raise NextClaimMisused("owner is missing")
     others = [name for name in p.values if name not in NEXT_CLAIM_FIELDS]
-    others += [name for name in EDGE_CHANGES if getattr(p, name) is not None]
+    others += [name for name in (*EDGE_CHANGES, "note") if getattr(p, name) is not None]
     if others:
         raise NextClaimMisused("it also asks to change " + ", ".join(sorted(to_camel(name) for name in others)))
     return True
@@ -274,21 +277,49 @@ def _claim(plan: str, task: Task, p: TaskPatch, get: graph.Lookup, now: dt.datet
         raise ClaimConflict(task.id, task.owner)
 
 
-def check_not_taken_over(task: Task, caller: str | None, p: TaskPatch, now: dt.datetime) -> None:
+def only_a_note(p: TaskPatch, edges: Edges) -> bool:
+    """Does the (checked) patch only append a note? Anyone may leave one."""
+    return p.note is not None and p.status is None and not p.values and p.lease_seconds is None and not edges.fields()
+
+
+def apply_note(task: Task, note: str | None, by: str, now: dt.datetime) -> None:
+    """Append the note, by `by`, now; refused on a task that holds MAX_NOTES already."""
+    if note is None:
+        return
+    if len(task.notes) >= MAX_NOTES:
+        raise InvalidInput(
+            f"Task #{task.id} holds {MAX_NOTES} notes, the most a task keeps; none is ever dropped. "
+            "Put what is left to say in its description, or in a new task. Nothing was changed."
+        )
+    task.notes = [*task.notes, {"by": by, "at": graph.stamp(now), "text": note}]
+
+
+def check_not_taken_over(task: Task, caller: str | None, p: TaskPatch, edges: Edges, now: dt.datetime) -> None:
     """A former owner, whose claim another owner took over after its lease ran out, changes
     nothing of the task while it is in progress under another owner: not its status, fields
     or links, whether it names itself or is known by its session's claim (`caller`). Its
     late renewal, completion or release would undo the new owner's work. Taking the task
-    back is a claim like any other: allowed once the new owner's lease has run out too."""
-    if not caller or task.status is not TaskStatus.IN_PROGRESS or not task.owner or caller == task.owner:
+    back is a claim like any other: allowed once the new owner's lease has run out too. A
+    note alone is welcome from anyone (only_a_note)."""
+    caller = p.get("owner") or caller
+    held_by_another = task.status is TaskStatus.IN_PROGRESS and bool(task.owner) and caller != task.owner
+    if only_a_note(p, edges) or not caller or not held_by_another:
         return
     if p.get("owner") == caller and p.status in (None, TaskStatus.IN_PROGRESS.value) and graph.lease_expired(task, now):
         return  # a take-over in its turn (_claim)
+    lost = _lost_at(task, caller)
+    if lost is not None:
+        raise TakenOver(task.id, caller, task.owner, lost)
+
+
+def _lost_at(task: Task, former: str) -> str | None:
+    """When the task was last taken over from `former` (its claim history), or None."""
     past = task.metadata.get(CLAIM_HISTORY)
-    lost = [e for e in (past if isinstance(past, list) else []) if isinstance(e, dict) and e.get("owner") == caller]
-    if lost:
-        taken_at = lost[-1].get("takenAt")
-        raise TakenOver(task.id, caller, task.owner, taken_at if isinstance(taken_at, str) else "")
+    lost = [e for e in (past if isinstance(past, list) else []) if isinstance(e, dict) and e.get("owner") == former]
+    if not lost:
+        return None
+    taken_at = lost[-1].get("takenAt")
+    return taken_at if isinstance(taken_at, str) else ""
 
 
 def _check_blockers(plan: str, task: Task, get: graph.Lookup) -> None:

@@ -40,7 +40,6 @@ from planning_core.outcomes import (
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 from planning_core.ranking import NEXT_TASK
-from planning_core.update import MAX_LEASE_SECONDS
 
 from . import approval, sdk
 from .review import review as plan_review
@@ -49,9 +48,7 @@ from .state import AppState, app_state, history_author, session_key
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
 TaskId = Annotated[StrictInt | StrictStr, Field(description='3 or "#3"')]
-ClaimTaskId = Annotated[
-    StrictInt | StrictStr, Field(description=f'3 or "#3"; "{NEXT_TASK}": best ready (of label, parent)')
-]
+ClaimTaskId = Annotated[StrictInt | StrictStr, Field(description=f'"{NEXT_TASK}": best ready (label/parent)')]
 TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current")]
 Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
@@ -344,8 +341,8 @@ def register(server: MCPServer[AppState]) -> None:
         addBlocks: TaskIds | None = None,
         removeBlockedBy: TaskIds | None = None,
         removeBlocks: TaskIds | None = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="merged; null removes a key")] = None,
-        leaseSeconds: Annotated[StrictInt | None, Field(ge=1, le=MAX_LEASE_SECONDS)] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="null removes a key")] = None,
+        leaseSeconds: StrictInt | None = None,  # 1 to MAX_LEASE_SECONDS: the core says so when not
         priority: Annotated[
             StrictInt | None,
             Field(ge=CLEAR_PRIORITY, le=MAX_PRIORITY, description=f"{CLEAR_PRIORITY} clears"),
@@ -355,10 +352,11 @@ def register(server: MCPServer[AppState]) -> None:
         gate: Annotated[Any, Field(description=f'"{gates.CLEAR_GATE}" clears')] = None,
         acceptance: Criteria = None,
         label: str | None = None,
+        note: str | None = None,
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
-        """Change a task: status (in_progress + owner claims it; deleted removes it), fields, links.
-        A leaseSeconds claim lapses unless renewed."""
+        """Change a task (in_progress + owner claims it; deleted removes it). note appends; a
+        leaseSeconds claim lapses unless renewed."""
         patch = TaskPatch(
             status=status,
             add_blocked_by=addBlockedBy,
@@ -367,6 +365,7 @@ def register(server: MCPServer[AppState]) -> None:
             remove_blocks=removeBlocks,
             lease_seconds=leaseSeconds,
             label=label,
+            note=note,
             subject=subject,
             description=description,
             activeForm=activeForm,

@@ -62,6 +62,7 @@ CHANGED: dict[str, Any] = {
     "parent": 4,
     "gate": "human",
     "acceptance": ["done"],
+    "notes": [{"by": "a", "at": "2026-01-01T00:00:00Z", "text": "n"}],
 }
 
 

@@ -102,3 +102,27 @@ def test_a_paused_agent_resumed_after_a_take_over_cannot_undo_it(team: Team) -> 
     assert ok and data["status"] == "completed", text
     ok, text, data = again.call("TaskGet", {"taskId": 1, "plan": plan})
     assert ok and (data["task"]["status"], data["task"]["owner"]) == ("completed", "bob"), text
+
+
+WRITERS = 8
+NOTES_EACH = 5
+
+
+def test_no_note_is_lost_when_8_agents_write_at_once(team: Team) -> None:
+    """Eight servers append notes to one task, every request written before any answer is
+    read: each note acknowledged is kept. (One server runs a writer's calls in flight side
+    by side, so their order between themselves is the order they reached the plan.)"""
+    writers = [team.agent(f"w{i}") for i in range(WRITERS)]
+    plan = make_plan(writers[0], [{"subject": "shared"}])
+    sent = [
+        (w, w.start_call("TaskUpdate", {"taskId": 1, "plan": plan, "note": f"{w.name} {n}"}))
+        for n in range(NOTES_EACH)
+        for w in writers
+    ]
+    for w, rid in sent:
+        ok, text, _ = w.result(rid)
+        assert ok and text == "Updated task #1 notes", (w.name, text)
+    ok, text, data = writers[-1].call("TaskGet", {"taskId": 1, "plan": plan})
+    assert ok, text
+    texts = [n["text"] for n in data["task"]["notes"]]
+    assert sorted(texts) == sorted(f"{w.name} {n}" for w in writers for n in range(NOTES_EACH))

@@ -23,3 +23,15 @@ async def test_next_takes_a_label_and_a_parent(connect: Any, ok: Any) -> None:
         assert refused.is_error and "send labels" in text_of(refused)
         got = await ok(c, "TaskUpdate", claim)
         assert got.structured_content["taskId"] == 3  # no pick: the best of all
+
+
+async def test_a_note_through_the_tools(connect: Any, ok: Any) -> None:
+    async with connect() as c:
+        await ok(c, "PlanCreate", {"title": "Team", "analysis": "a", "approach": "b", "tasks": TASKS})
+        await ok(c, "TaskUpdate", {"taskId": 2, "status": "in_progress", "owner": "ann"})
+        updated = await ok(c, "TaskUpdate", {"taskId": 2, "note": "form drafted"})
+        assert text_of(updated) == "Updated task #2 notes"
+        got = await ok(c, "TaskGet", {"taskId": 2})
+        [note] = got.structured_content["task"]["notes"]
+        assert (note["by"], note["text"]) == ("ann", "form drafted")  # this session's claim
+        assert f"- {note['at']} ann: form drafted" in text_of(got).splitlines()

@@ -164,6 +164,12 @@
       for (const c of t.acceptance) list.append(el("li", "", c));
       desc.append(list);
     }
+    // Its handoff notes, all of them, oldest first: who, when, what.
+    if (t.notes && t.notes.length) {
+      const notes = el("ul", "notes");
+      for (const n of t.notes) notes.append(el("li", "", n.at + " " + n.by + ": " + n.text));
+      desc.append(notes);
+    }
     desc.hidden = !state.open.has(t.id);
     c.append(desc);
     // A button for the keyboard and screen readers too: Enter or Space shows the description.
