@@ -31,13 +31,11 @@ a user-level hook is otherwise harmless in projects without one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,8 +46,6 @@ from planning_core import Planner, timeline
 from planning_core.actions import CREATED_PLAN, created_plan_name
 from planning_core.done import WorkLeft, work_left
 from planning_core.errors import InvalidPlanName, PlanningError
-from planning_core.fileio.atomic import replace_many
-from planning_core.fileio.regular import UnreadableFile, read_regular
 from planning_core.models import TaskStatus
 from planning_core.names import check_plan_name
 from planning_core.plan_text import PlanText, read_plan
@@ -58,13 +54,11 @@ from planning_core.session import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url
 
+from . import hook_state
 from .cli_common import EXIT_OK
 from .default_root import DefaultRoot, default_root
 from .store_choice import StoreChoice, open_for_writing, resolve
 
-STALE_AFTER = 7 * 24 * 3600  # session files older than this are removed at SessionStart
-LOCK_TIMEOUT = 2.0
-MAX_STATE_BYTES = 64 * 1024  # a state file holds a few short fields; more is not ours
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
 EXIT_PLAN_MODE = "ExitPlanMode"  # Claude Code's tool that ends plan mode once a person approves
@@ -98,10 +92,7 @@ def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path | None:
 
 
 def session_file(root: Path, session_id: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", session_id)[:80]
-    if safe != session_id:
-        safe += "-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
-    return root / HOOKS_DIR / f"{safe}.json"
+    return root / HOOKS_DIR / hook_state.session_name(session_id)
 
 
 def output(event: str, context: str) -> str:
@@ -113,7 +104,7 @@ def output(event: str, context: str) -> str:
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
     if root is not None:
-        _sweep(root / HOOKS_DIR)
+        hook_state.sweep(root)
     block = active_plans_block(Planner(store).summaries())
     since = timeline.since_text(store, _last_seen(store, root, payload or {}))
     return output("SessionStart", block + (f"\n\n{since}" if since else ""))
@@ -125,7 +116,7 @@ def _last_seen(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> 
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
         return None
-    if root is not None and not session_file(root, session_id).is_file():
+    if root is not None and not hook_state.exists(root, session_id):
         return None  # a new session: nothing is written for it before its first tool call
     with _session_state(store, root, session_id) as state:
         seen = state.get("updated")
@@ -347,24 +338,11 @@ def _session_state(store: PlanStore, root: Path | None, session_id: str) -> Abst
         return store.edit_session(f"claude-code:{session_id}")
     if root is None:
         raise ValueError("this store keeps no hook state")
-    return _state_file(session_file(root, session_id))
+    return hook_state.state_file(root, session_id, _encoded)
 
 
-@contextlib.contextmanager
-def _state_file(path: Path) -> Iterator[dict[str, Any]]:
-    path.parent.mkdir(exist_ok=True)
-    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT):
-        state = _load(path)
-        yield state
-        replace_many([(path, (json.dumps(state, ensure_ascii=False) + "\n").encode())])
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(read_regular(path, MAX_STATE_BYTES, "a hook state file"))
-    except (OSError, ValueError, UnreadableFile):  # a FIFO there must not hang Claude Code
-        return {}
-    return data if isinstance(data, dict) else {}
+def _encoded(state: dict[str, Any]) -> bytes:
+    return (json.dumps(state, ensure_ascii=False) + "\n").encode()
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -429,15 +407,6 @@ def _created_plan(response: Any) -> str | None:
 
 def _has_work(store: PlanStore, current: str | None) -> bool:
     return Planner(store).has_work_in_progress(current)
-
-
-def _sweep(folder: Path) -> None:
-    cutoff = time.time() - STALE_AFTER
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            with contextlib.suppress(OSError):
-                if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                    os.unlink(entry.path)
 
 
 def hook_store(

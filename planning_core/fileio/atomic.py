@@ -35,9 +35,9 @@ def fsync_dir(folder: Target) -> None:
         os.close(fd)
 
 
-def write_synced(path: Target, data: bytes) -> None:
-    """Write a new file (must not exist) and fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+def write_synced(path: Target, data: bytes, dir_fd: int | None = None) -> None:
+    """Write a new file (must not exist) and fsync it (dir_fd: `path` is a name in that folder)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:
@@ -80,6 +80,20 @@ def replace_many(files: Iterable[tuple[Target, bytes]]) -> None:
         folders.add(os.path.dirname(tmp))
     for folder in folders:
         fsync_dir(folder)
+
+
+def replace_in(dir_fd: int, name: str, data: bytes) -> None:
+    """replace_many for one file named `name` in the open folder `dir_fd`: every step by
+    the folder's descriptor, so no link on the way to the folder is ever followed."""
+    tmp = temp_name(name)
+    try:
+        write_synced(tmp, data, dir_fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
 
 
 class PartialWrite(OSError):

@@ -78,18 +78,20 @@ def read_regular(
     st: os.stat_result | None = None,
     *,
     head: bool = False,
+    dir_fd: int | None = None,
 ) -> bytes:
     """The bytes of the regular file at `path` (at most `limit`). `st` is an lstat the
     caller already has (a scandir entry's), saving one system call. head=True: the
-    first `limit` bytes of a file of any size (a title line), instead of refusing it."""
+    first `limit` bytes of a file of any size (a title line), instead of refusing it.
+    dir_fd: `path` is a name in that open folder (no folder on the way is looked up)."""
     if st is None:
-        st = os.lstat(path)  # FileNotFoundError propagates: "missing" is not "damaged"
+        st = os.lstat(path, dir_fd=dir_fd)  # FileNotFoundError propagates: "missing" is not "damaged"
     if not stat.S_ISREG(st.st_mode):
         raise not_regular(st.st_mode)
     if st.st_size > limit and not head:
         raise too_big(st.st_size, limit, what)
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as e:
