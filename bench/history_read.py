@@ -59,7 +59,7 @@ def _make_plan(store: PlanStore, tasks: int) -> str:
 def _fill_files(store: FileStore, name: str, tasks: int, events: int) -> None:
     folder = str(store.plan_folder(name))
     for k in range(2, events + 2):  # the shape commit_logged writes: the entry, then its marker
-        redo = {"tmp": [[".task_1.json.1.00000000.tmp", "task_1.json"]], "rm": []}
+        redo = {"tmp": [[".task_1.json.1.00000000.tmp", "task_1.json", 1, 0]], "rm": []}
         historylog._append(folder, {"seq": k, **_entry(k, tasks).to_dict(), "redo": redo}, sync=False, rotate=True)
         historylog._append(folder, {"seq": k, "done": 1}, sync=False)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from .errors import InvalidInput
 from .models import Task
+from .safetext import escape
 from .verify import describe
 
 ACTOR: ContextVar[str] = ContextVar("planning_history_actor", default="-")
@@ -343,7 +344,9 @@ def since_summary(items: Iterable[Logged], since: str, *, limit: int = SINCE_LIN
         k = kind(item.event)
         if k is not None:
             who = item.event.owned_by or item.by
-            seen[k].append(f"{item.plan} #{item.event.task} {item.event.subject!r} by {who}")
+            # One line each: an owner or plan name from a hand-edited file or a committed log
+            # must not break out into lines of its own (a forged `<reminder>`).
+            seen[k].append(f"{escape(item.plan)} #{item.event.task} {item.event.subject!r} by {escape(who)}")
     if not any(seen.values()):
         return ""
     lines = [f"Since {short_time(since)}:"]

@@ -27,6 +27,16 @@ def is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
+def is_temp_of(name: str, target: str) -> bool:
+    """`name` is of the shape temp_name() gives a file named `target` in its folder."""
+    middle = name[len(target) + 2 : -len(TEMP_SUFFIX)].split(".") if name.startswith(f".{target}.") else []
+    return is_temp(name) and len(middle) == 2 and middle[0].isdigit() and _is_hex(middle[1])
+
+
+def _is_hex(text: str) -> bool:
+    return bool(text) and all(c in "0123456789abcdef" for c in text)
+
+
 def fsync_dir(folder: Target) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -35,14 +45,16 @@ def fsync_dir(folder: Target) -> None:
         os.close(fd)
 
 
-def write_synced(path: Target, data: bytes, dir_fd: int | None = None) -> None:
-    """Write a new file (must not exist) and fsync it (dir_fd: `path` is a name in that folder)."""
+def write_synced(path: Target, data: bytes, dir_fd: int | None = None) -> os.stat_result:
+    """Write a new file (must not exist) and fsync it (dir_fd: `path` is a name in that
+    folder); its fstat once written."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
+        return os.fstat(fd)
     finally:
         os.close(fd)
 

@@ -13,6 +13,14 @@ the files to remove, is appended and synced, then the renames and removals run, 
 temp files are cleaned as always); a crash after it is rolled forward by the next writer
 of the plan (`settle`, under the plan's lock, before it reads anything) and by every
 server start (recover): the temp files named are renamed into place, the removals made.
+
+A repository can commit a log (whatever .gitignore says), so its last entry is never taken
+on trust: the entry names each file with its *stamp* (inode and nanosecond modification
+time) as the writer made it (a temp file) or saw it (a file to remove) on this machine, and
+the roll forward renames a temp file, or removes a file, only if it is a regular file in
+this folder of the shape we make carrying exactly that stamp. A checkout creates its files
+with stamps no one can know in advance, so a committed entry matches nothing and is voided;
+a rename already made is known by its target carrying the temp file's stamp.
 So the log and the tasks agree at every crash point, and an acknowledged write (the tool
 answers after the renames) always has its entry. An archive's entry is written before the
 folder moves to done/; it counts only where the folder is in done/.
@@ -148,19 +156,20 @@ def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], re
     docstring). Raises atomic.PartialWrite or OSError as atomic.replace_many does; the
     entry is then voided, since the write did not happen (whole)."""
     staged: list[tuple[str, str]] = []
+    stamps: list[list[int]] = []
     try:
         for target, data in writes:
             tmp = atomic.temp_name(target)
             staged.append((tmp, target))
-            atomic.write_synced(tmp, data)
+            stamps.append(_stamp(atomic.write_synced(tmp, data)))
     except BaseException:
         for tmp, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
     seq = _next_seq(folder)
-    names = [[os.path.basename(t), os.path.basename(g)] for t, g in staged]
-    redo = {"tmp": names, "rm": [os.path.basename(p) for p in removals]}
+    names = [[os.path.basename(t), os.path.basename(g), *st] for (t, g), st in zip(staged, stamps, strict=True)]
+    redo = {"tmp": names, "rm": [[os.path.basename(p), *st] for p in removals if (st := _stamp_of(p))]}
     before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
     # From here the write happens: a crash is rolled forward by settle().
     for done, (tmp, target) in enumerate(staged):
@@ -192,16 +201,82 @@ def log_archive(folder: str, entry: Entry) -> None:
     _append(folder, {"seq": _next_seq(folder), **entry.to_dict(), "move": "done"}, sync=True, rotate=True)
 
 
-def _own_name(name: Any, *, temp: bool) -> bool:
+def _stamp(st: os.stat_result) -> list[int]:
+    """What tells the file a writer made or saw on this machine from any other: its inode
+    and nanosecond modification time (a rename keeps both)."""
+    return [st.st_ino, st.st_mtime_ns]
+
+
+def _stamp_of(path: str) -> list[int] | None:
+    try:
+        return _stamp(os.lstat(path))
+    except OSError:
+        return None  # nothing there: nothing to remove
+
+
+def _own_name(name: Any) -> bool:
     """Never trust a name from the log with a path: only our files in this folder."""
     if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
         return False
-    return atomic.is_temp(name) if temp else bool(TASK_FILE.fullmatch(name)) or name == HIGHWATERMARK
+    return bool(TASK_FILE.fullmatch(name)) or name == HIGHWATERMARK
+
+
+def _carries(path: str, stamp: list[Any]) -> bool | None:
+    """True: a regular file with this stamp is at `path`; False: something else; None: nothing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and _stamp(st) == stamp
+
+
+class _Replay:
+    """One entry's roll forward: what it proved (a file carrying its stamp) and what it
+    named that is there without it (another's file: never touched)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.proven = self.foreign = 0
+
+    def _count(self, found: bool | None) -> bool:
+        self.proven += found is True
+        self.foreign += found is False
+        return found is True
+
+    def renames(self, items: Any) -> list[tuple[str, str]]:
+        """The (temp file, target) renames still to make: temp files carrying their stamp."""
+        due = []
+        for item in items if isinstance(items, list) else []:
+            shaped = isinstance(item, list) and len(item) == 4 and _own_name(item[1])
+            if not shaped or not isinstance(item[0], str) or not atomic.is_temp_of(item[0], item[1]):
+                self.foreign += 1
+                continue
+            tmp, target = os.path.join(self.folder, item[0]), os.path.join(self.folder, item[1])
+            if self._count(_carries(tmp, item[2:])):
+                due.append((tmp, target))
+            else:
+                self._count(_carries(target, item[2:]))  # renamed before the crash
+        return due
+
+    def removals(self, items: Any) -> list[str]:
+        """The files still to remove: those carrying the stamp the writer saw."""
+        due = []
+        for item in items if isinstance(items, list) else []:
+            if not (isinstance(item, list) and len(item) == 3 and _own_name(item[0])):
+                self.foreign += 1
+                continue
+            path = os.path.join(self.folder, item[0])
+            if self._count(_carries(path, item[1:])):
+                due.append(path)
+        return due
 
 
 def settle(folder: str) -> bool:
     """Under the plan's lock, before anything is read: finish the last entry's write if a
-    crash interrupted it (or void an archive that did not move the folder). True when
+    crash interrupted it (or void an archive that did not move the folder); an entry this
+    store did not write here (the module docstring) is voided, touching nothing. True when
     something was done."""
     last = _last_record(folder)
     if not last or not ("redo" in last or "move" in last):
@@ -211,22 +286,20 @@ def settle(folder: str) -> bool:
         _append(folder, {"seq": seq, "void": "the archive did not happen"}, sync=True)
         return True
     redo: dict[str, Any] = last["redo"] if isinstance(last.get("redo"), dict) else {}
-    moved = False
-    for pair in redo.get("tmp", []):
-        ours = isinstance(pair, list) and len(pair) == 2 and _own_name(pair[0], temp=True)
-        if ours and _own_name(pair[1], temp=False):
-            tmp = os.path.join(folder, pair[0])
-            if os.path.lexists(tmp):
-                try:
-                    os.replace(tmp, os.path.join(folder, pair[1]))
-                except OSError as e:  # what stopped the writer stops us: say so, never loop on it
-                    _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
-                    return True
-                moved = True
-    if moved:
+    replay = _Replay(folder)
+    renames, gone = replay.renames(redo.get("tmp")), replay.removals(redo.get("rm"))
+    if replay.foreign and not replay.proven:
+        _append(folder, {"seq": seq, "void": "not written by this store on this machine"}, sync=True)
+        return True
+    try:
+        for tmp, target in renames:
+            os.replace(tmp, target)
+    except OSError as e:  # what stopped the writer stops us: say so, never loop on it
+        _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
+        return True
+    if renames:
         atomic.fsync_dir(folder)
-    gone = [os.path.join(folder, n) for n in redo.get("rm", []) if _own_name(n, temp=False)]
-    if any(os.path.lexists(p) for p in gone):
+    if gone:
         atomic.remove_synced(gone)
     _append(folder, {"seq": seq, "done": 1}, sync=True)
     return True
