@@ -297,8 +297,8 @@ def register(server: MCPServer[AppState]) -> None:
     @server.tool(name="TaskCreate", annotations=WRITE)
     async def task_create(
         subject: str,
-        description: str,
         ctx: Context,
+        description: str = "",  # optional, as in PlanCreate's tasks
         activeForm: Annotated[str | None, Field(description="e.g. 'Running tests'")] = None,
         blockedBy: TaskIds | None = None,
         blocks: TaskIds | None = None,

@@ -138,6 +138,20 @@ async def test_exact_texts_and_ids(connect: Any, seed: Any, ok: Any, text: Any) 
             assert part in detail
 
 
+async def test_a_task_without_a_description_is_created_as_in_plancreate(
+    connect: Any, seed: Any, ok: Any, text: Any
+) -> None:
+    """`description` is optional on TaskCreate as in PlanCreate's tasks: left out, it is empty."""
+    async with connect() as c:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+        assert "description" not in listed["TaskCreate"].input_schema.get("required", [])
+        await seed(c)
+        created = await ok(c, "TaskCreate", {"subject": "Tidy up"})
+        assert text(created) == "Task #5 created successfully: Tidy up"
+        got = await ok(c, "TaskGet", {"taskId": 5})
+        assert got.structured_content["task"]["description"] == ""
+
+
 async def test_task_list_pages_and_filters(connect: Any, seed: Any, ok: Any, text: Any) -> None:
     async with connect() as c:
         await seed(c)
