@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-from server import __version__
+from server import SUPPORTED_SYSTEMS, __version__
 from server.cli import ROOT_PLACEHOLDER, main
 from tests.support.procs import REPO, child_env, console_script, serving
 from tests.support.seed import FORK, PLAN_NAME, seed_root
@@ -251,3 +252,19 @@ def test_the_startup_line_comes_quickly(project: Path) -> None:
         assert proc.stdin is not None
         proc.stdin.close()
         assert proc.wait(timeout=bound(20)) == 0
+
+
+@pytest.mark.parametrize("system", ["win32", "cygwin"])
+def test_an_unsupported_system_is_refused_in_one_line(system: str, tmp_path: Path) -> None:
+    """Elsewhere than Linux and macOS the command stops before anything else, with one line
+    naming the systems it runs on (not an ImportError's traceback from fcntl)."""
+    r = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.platform = {system!r}; from server.cli import main; main()"],
+        capture_output=True,
+        text=True,
+        timeout=bound(30),
+        env=child_env(),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == f"planning-mcp: runs on Linux and macOS only, not {system} (on Windows, run it inside WSL)\n"
