@@ -14,7 +14,7 @@ import pytest
 
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-from server import SUPPORTED_SYSTEMS, __version__
+from server import __version__
 from server.cli import ROOT_PLACEHOLDER, main
 from tests.support.procs import REPO, child_env, console_script, serving
 from tests.support.seed import FORK, PLAN_NAME, seed_root
