@@ -102,3 +102,18 @@ def test_only_the_last_bytes_of_a_segment_are_read(tmp_path: Path, small_bounds:
     assert _lines_read(path, 50) == lines[-9:]  # a line that starts the bytes read is not known whole
     assert _lines_read(path) == lines[-199:]  # SEGMENT_READ unless told
     assert historylog._read_size(os.fspath(path), 52) == 52
+
+
+@pytest.mark.parametrize(("broken", "read"), [(10, [2, 1]), (100, [2])])
+def test_a_log_of_tiny_broken_lines_is_not_read_past_what_a_segment_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: int, read: list[int]
+) -> None:
+    """Lines that cannot be records cost a split, never a parse, and no more of them are
+    read than a segment this store writes can hold (here 50): what is before them is damage."""
+    monkeypatch.setattr(historylog, "MAX_SEGMENT_LINES", 50)
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / historylog.LOG).write_bytes(_entry(1, "a", 1) + b"x\n" * broken + _entry(2, "b", 2))
+    assert [seq for seq, _ in historylog.entries(str(folder), archived=False)] == read
+    last = historylog._last_record(str(folder))
+    assert last is not None and last["seq"] == 2

@@ -60,9 +60,14 @@ TASK_EVENTS_SCAN = 256 * 1024
 # SEGMENTS * SEGMENT_READ bytes, each once.
 MAX_LINE = 16 * 1024 * 1024
 SEGMENT_READ = SEGMENT_BYTES + MAX_LINE
+# Nor more lines than a segment we wrote can hold: an entry takes over 100 bytes (its time
+# alone 30) and the marker after it 19 or more, so its lines average over 48 bytes; a log of
+# tiny lines is not parsed past that.
+MAX_SEGMENT_LINES = SEGMENT_BYTES // 48
 _FIRST_CHUNK = 16 * 1024
 _CHUNK = 1024 * 1024
 _DONE_TAIL = b',"done":1}'
+_RECORD_HEAD = b'{"seq":'  # every record is written with its seq first (_dumps keeps the order)
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -394,6 +399,27 @@ def _lines(block: bytes, wanted: tuple[bytes, ...] | None) -> list[bytes]:
     return found
 
 
+def _record_lines(path: str, wanted: tuple[bytes, ...] | None, limit: int) -> Iterator[bytes]:
+    """The segment's lines that may be records, newest first, of at most its last `limit`
+    bytes and MAX_SEGMENT_LINES lines: past those it is damage, left unread."""
+    seen = 0
+    for block in _chunks_backwards(path, limit):
+        for line in _lines(block, wanted):
+            seen += 1
+            if seen > MAX_SEGMENT_LINES:
+                return
+            if line.startswith(_RECORD_HEAD):  # anything else is damage: never parsed
+                yield line
+
+
+def _parsed(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None  # a torn line a power loss left
+    return value if isinstance(value, dict) and isinstance(value.get("seq"), int) else None
+
+
 def _records(
     folder: str, wanted: tuple[bytes, ...] | None = None, budget: int | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -406,16 +432,12 @@ def _records(
         limit = SEGMENT_READ if left is None else min(SEGMENT_READ, left)
         if limit <= 0:
             return  # a bounded tail was asked for, and read
-        for block in _chunks_backwards(path, limit):
-            for line in _lines(block, wanted):
-                if line.endswith(_DONE_TAIL) and line.startswith(b'{"seq":') and len(line) < 40:
-                    continue  # a commit marker: readers need only the entries and the voids
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue  # a torn line a power loss left
-                if isinstance(value, dict) and isinstance(value.get("seq"), int):
-                    yield value
+        for line in _record_lines(path, wanted, limit):
+            if line.endswith(_DONE_TAIL) and len(line) < 40:
+                continue  # a commit marker: readers need only the entries and the voids
+            value = _parsed(line)
+            if value is not None:
+                yield value
         if left is not None:
             left -= _read_size(path, limit)
 
@@ -423,14 +445,10 @@ def _records(
 def _last_record(folder: str) -> dict[str, Any] | None:
     """The last record, done markers included (settle needs to know an entry was finished)."""
     for name in SEGMENT_NAMES:
-        for block in _chunks_backwards(os.path.join(folder, name)):
-            for line in _lines(block, None):
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(value, dict) and isinstance(value.get("seq"), int):
-                    return value
+        for line in _record_lines(os.path.join(folder, name), None, SEGMENT_READ):
+            value = _parsed(line)
+            if value is not None:
+                return value
     return None
 
 

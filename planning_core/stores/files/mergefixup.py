@@ -79,29 +79,38 @@ def ids(doc: Doc, key: str) -> list[int]:
     return [i for i in v if isinstance(i, int)] if isinstance(v, list) else []
 
 
-def _renumber(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp) -> None:
-    """Give each parked task the next free id; move the edges that named it on its side."""
-    moves: dict[tuple[str | None, int], int] = {}
+Moves = dict[tuple[str | None, int], int]  # (branch, parked id) -> its new id
+
+
+def _unpark(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp) -> tuple[Moves, list[tuple[int, Doc]]]:
+    """Take each parked task out of its file and give it the next free id after `start`;
+    with none left (an id past the last names no file) it stays parked, and is said."""
+    moves: Moves = {}
     parked: list[tuple[int, Doc]] = []
     next_id = start
     for task_id in sorted(docs):
-        left = []  # no id left for them: they stay parked, said (an id past the last names no file)
+        left = []
         for newcomer in incoming(docs[task_id]):
             side = newcomer.pop(INCOMING_BRANCH, None) or branch
             own = newcomer.get("id")
             if isinstance(own, int) and own != task_id and own not in docs and 1 <= own <= MAX_TASK_ID:
                 docs[own] = newcomer  # git took it for a rename of another file: back to its own
-                continue
-            if next_id >= MAX_TASK_ID:
+            elif next_id >= MAX_TASK_ID:
                 left.append({**newcomer, INCOMING_BRANCH: side})
                 done.unplaced.append((task_id, side))
-                continue
-            next_id += 1
-            moves[(side, task_id)] = next_id
-            parked.append((task_id, {**newcomer, INCOMING_BRANCH: side}))
+            else:
+                next_id += 1
+                moves[(side, task_id)] = next_id
+                parked.append((task_id, {**newcomer, INCOMING_BRANCH: side}))
         docs[task_id].pop(INCOMING, None)
         if left:
             docs[task_id][INCOMING] = left
+    return moves, parked
+
+
+def _renumber(docs: dict[int, Doc], start: int, branch: str | None, done: FixUp) -> None:
+    """Give each parked task the next free id; move the edges that named it on its side."""
+    moves, parked = _unpark(docs, start, branch, done)
     for old, newcomer in parked:
         side = newcomer.pop(INCOMING_BRANCH)
         new = moves[(side, old)]
