@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,8 +42,32 @@ def _git(top: Path | None, *args: str) -> str:
     return done.stdout.strip()
 
 
+# How git starts Python for the driver and the hooks. git runs them in the work tree's top
+# folder, and `python -m` would put that folder first on sys.path, so a `planning_core/`
+# committed there would be imported instead of the installed one: -P leaves it out and -E
+# ignores PYTHONPATH (whose empty or relative entries name the work tree too). Not -I: that
+# would also drop a `pip install --user`. The installed package is found as a plain or an
+# editable install puts it (site-packages, its .pth files and finders).
+SAFE_FLAGS = ("-E", "-P")
+
+
 def _python() -> str:
-    return shlex.quote(sys.executable)
+    return " ".join(shlex.quote(x) for x in (sys.executable, *SAFE_FLAGS))
+
+
+def _module_command(*args: str) -> str:
+    return f"{_python()} -m {MODULE} {' '.join(args)}"
+
+
+def _check_installed() -> None:
+    """The package must import the way git will start it, from a folder that holds nothing."""
+    probe = [sys.executable, *SAFE_FLAGS, "-c", f"import {MODULE}"]
+    done = subprocess.run(probe, cwd=os.path.dirname(sys.executable) or "/", capture_output=True, text=True)
+    if done.returncode:
+        raise GitSetupError(
+            f"{sys.executable} cannot import planning-mcp without PYTHONPATH or the current folder;"
+            " install it (pip install planning-mcp, or pip install -e . for a checkout) and run git-setup again"
+        )
 
 
 def attribute_lines(rel: str) -> list[str]:
@@ -72,7 +95,8 @@ def _hook_line(name: str) -> str:
     # The shell looks for a merge to fix first: every commit runs the hook, and starting
     # Python for nothing would slow each one.
     marker = f'"$(git rev-parse --absolute-git-dir)/{PENDING}/{PENDING_PLANS}"'
-    return f'[ ! -f {marker} ] || {_python()} -m {MODULE} hook {name} "$@" {MARK}'
+    command = _module_command("hook", name, '"$@"')
+    return f"[ ! -f {marker} ] || {command} {MARK}"
 
 
 def _install_hook(path: Path, name: str) -> bool:
@@ -93,31 +117,23 @@ def _install_hook(path: Path, name: str) -> bool:
 
 
 STRATEGY = "planning-mcp"  # git runs git-merge-planning-mcp (a console script of this package)
-# Octopus merges use our strategy; a two-head merge tries git's own first and ours only when
-# that leaves conflicts (a task deleted on one side and edited on the other).
-STRATEGIES = {"pull.octopus": STRATEGY, "pull.twohead": f"ort {STRATEGY}"}
+# What an earlier git-setup set, and no longer does: git refuses every merge, fast-forwards
+# included, in a shell, IDE or CI without git-merge-planning-mcp on PATH when pull.twohead or
+# pull.octopus names it. The strategy is asked for by name instead (`git merge -s planning-mcp`).
+OLD_STRATEGIES = {"pull.octopus": STRATEGY, "pull.twohead": f"ort {STRATEGY}"}
 
 
-def _strategies(top: Path) -> list[str]:
-    if shutil.which(f"git-merge-{STRATEGY}") is None:  # git would refuse every merge naming it
-        print(
-            f"planning-mcp: git-merge-{STRATEGY} (installed with planning-mcp) is not on PATH, so octopus"
-            " merges and a task deleted on one side and edited on the other still stop at a conflict;"
-            " put it on PATH and run git-setup again",
-            file=sys.stderr,
-        )
-        return []
+def _drop_old_strategies(top: Path) -> list[str]:
+    """Unset the strategy settings an earlier git-setup made; anyone else's are left alone."""
     done = []
-    for key, value in STRATEGIES.items():
+    for key, value in OLD_STRATEGIES.items():
         try:
-            current: str | None = _git(top, "config", "--get", key)
+            current: str | None = _git(top, "config", "--local", "--get", key)
         except GitSetupError:
             current = None
-        if current is None:
-            _git(top, "config", "--local", key, value)
-            done.append(f"git config {key} '{value}'")
-        elif current != value:
-            done.append(f"{key} is already '{current}' here; left as it is (ours: '{value}')")
+        if current == value:
+            _git(top, "config", "--local", "--unset", key)
+            done.append(f"git config --unset {key} (it made git fail where planning-mcp is not on PATH)")
     return done
 
 
@@ -142,7 +158,8 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
         raise GitSetupError(f"run git-setup inside a git working tree ({e})") from None
     rel = _plans_in_repo(choice.folder.resolve(), top)
     done: list[str] = []
-    driver = f"{_python()} -m {MODULE} driver %O %A %B %P"
+    _check_installed()
+    driver = _module_command("driver", "%O", "%A", "%B", "%P")
     for key, value in (
         (f"merge.{DRIVER_NAME}.name", "planning-mcp task files"),
         (f"merge.{DRIVER_NAME}.driver", driver),
@@ -154,7 +171,7 @@ def git_setup(choice: StoreChoice, cwd: Path | None = None) -> list[str]:
         if current != value:
             _git(top, "config", "--local", key, value)
             done.append(f"git config {key}")
-    done += _strategies(top)
+    done += _drop_old_strategies(top)
     if _add_lines(top / ".gitattributes", attribute_lines(rel), "# planning-mcp: plans merge without conflicts"):
         done.append(f"{top / '.gitattributes'}: the plans' merge rules (commit it)")
     hooks = Path(_git(top, "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
@@ -179,7 +196,8 @@ def run_git_setup(choice: StoreChoice) -> int:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return EXIT_CONFIG
     if done:
-        print("planning-mcp git-setup: " + "; ".join(done))
+        print("planning-mcp git-setup:")
+        print("\n".join(f"  {line}" for line in done))
     else:
         print("planning-mcp git-setup: already set up; nothing changed")
     return EXIT_OK

@@ -123,7 +123,7 @@ def test_octopus_merge_of_three_branches(repo: Repo) -> None:
     repo.git("checkout", "-q", "main")
     repo.planner().create_task(plan, "main3")
     repo.commit("main")
-    repo.git("merge", "--no-edit", "x", "y")
+    repo.git("merge", "--no-edit", "-s", "planning-mcp", "x", "y")  # git-setup sets no strategy for all
     assert len(repo.git("rev-list", "--parents", "-1", "HEAD").stdout.split()) == 4
     tasks = by_subject(plan_is_whole(repo))
     assert set(tasks) == {"a", "b", "main3", "x3", "x4", "y3", "y4"}
@@ -142,7 +142,7 @@ def test_deleted_on_one_side_and_edited_on_the_other_is_kept(repo: Repo) -> None
     repo.git("checkout", "-q", "main")
     repo.planner().update_task(plan, 2, subject="b edited")
     repo.commit("edit b")
-    merged = repo.git("merge", "--no-edit", "gone")
+    merged = repo.git("merge", "--no-edit", "-s", "planning-mcp", "gone")
     assert "deleted on one side and edited on the other; kept" in merged.stderr
     tasks = by_subject(plan_is_whole(repo))
     assert tasks["b edited"]["id"] == 2

@@ -240,8 +240,8 @@ def _keep_edited(top: Path) -> bool:
 
 
 def run_strategy(args: Sequence[str]) -> int:
-    """`git merge -s planning-mcp` (git-setup makes it the octopus strategy and the fallback of
-    a two-head merge): each head merged in turn with git's own merge, which uses our driver,
+    """`git merge -s planning-mcp` (asked for by name: an octopus merge, or a task deleted on
+    one side and edited on the other): each head merged in turn with git's own merge, which uses our driver,
     and a task deleted on one side and edited on the other kept. 0 merged; 1 conflicts left."""
     if "--" not in args:
         return 2
