@@ -188,6 +188,31 @@ def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:
         return schema
     if names:  # keys are property or definition names, not schema keywords
         return {k: _compact(v, output=output) for k, v in schema.items()}
+    schema = _plain_types(schema)
+    if output and "$ref" in schema:
+        # Output schemas stay one level deep: nested objects are described by the text.
+        schema = {"type": "object", **{k: v for k, v in schema.items() if k != "$ref"}}
+    out: dict[str, Any] = {
+        key: _compact(value, output=output, names=key in ("properties", "$defs"))
+        for key, value in schema.items()
+        if not _dropped(key, value, output)
+    }
+    if "properties" in out:
+        out.pop("description", None)  # a model's docstring; the tool description says it
+    if output and _object_items(out):
+        # Clients check structured content against the schema; naming the item type of
+        # a 1,000-row list costs them ~12 ms per TaskList and tells them nothing.
+        del out["items"]
+    return out
+
+
+def _object_items(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "array" and schema.get("items") == {"type": "object"}
+
+
+def _plain_types(schema: dict[str, Any]) -> dict[str, Any]:
+    """`X | None` as X (an optional parameter may be left out), and a union of bare types
+    as one list of types."""
     any_of = schema.get("anyOf")
     if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
         rest = {k: v for k, v in schema.items() if k != "anyOf"}
@@ -195,21 +220,7 @@ def _compact(schema: Any, *, output: bool = False, names: bool = False) -> Any:
         any_of = schema.get("anyOf")
     if isinstance(any_of, list) and all(isinstance(v, dict) and list(v) == ["type"] for v in any_of):
         schema = {"type": [v["type"] for v in any_of], **{k: v for k, v in schema.items() if k != "anyOf"}}
-    if output and "$ref" in schema:
-        # Output schemas stay one level deep: nested objects are described by the text.
-        schema = {"type": "object", **{k: v for k, v in schema.items() if k != "$ref"}}
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if _dropped(key, value, output):
-            continue
-        out[key] = _compact(value, output=output, names=key in ("properties", "$defs"))
-    if "properties" in out:
-        out.pop("description", None)  # a model's docstring; the tool description says it
-    if output and out.get("type") == "array" and out.get("items") == {"type": "object"}:
-        # Clients check structured content against the schema; naming the item type of
-        # a 1,000-row list costs them ~12 ms per TaskList and tells them nothing.
-        del out["items"]
-    return out
+    return schema
 
 
 def _dropped(key: str, value: Any, output: bool) -> bool:
