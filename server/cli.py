@@ -6,6 +6,7 @@ every subcommand shares are server/cli_common.py's."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -167,34 +168,7 @@ def _run(args: argparse.Namespace) -> int:
             print(status_json(store) if args.json else summary(store))
             return EXIT_OK
         store = open_for_writing(choice)
-        transport = getattr(args, "transport", "stdio")
-        hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
-        _recover(store)
-        from .app import build_server  # the MCP SDK: only when serving
-
-        server = build_server(store, hooks=hooks)
-        where = choice.described
-        if transport == "stdio":
-            print(summary(store), file=sys.stderr)
-            print(serving_line(transport, where), file=sys.stderr, flush=True)
-            from .stdio import run_stdio  # our transport: answers every request, bounded memory
-
-            run_stdio(server)
-        else:
-            token = token_from(args.token)
-            kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"
-            try:
-                serve(
-                    server,
-                    kind,
-                    args.host,
-                    args.port,
-                    token,
-                    banner=summary(store),
-                    ready=lambda url: serving_line(kind, where, url),  # the URL is known once bound
-                )
-            except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it served by shutting down gracefully
-                return EXIT_OK
+        return _serve(args, choice, store)
     except (StoreChoiceError, ServeError, HookConfigError, PlanningError, ViewError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return EXIT_CONFIG
@@ -209,4 +183,34 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+
+
+def _serve(args: argparse.Namespace, choice: StoreChoice, store: PlanStore) -> int:
+    """Serve MCP on the opened store until stopped (stdio, or HTTP/SSE)."""
+    transport = getattr(args, "transport", "stdio")
+    hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
+    _recover(store)
+    from .app import build_server  # the MCP SDK: only when serving
+
+    server = build_server(store, hooks=hooks)
+    where = choice.described
+    if transport == "stdio":
+        print(summary(store), file=sys.stderr)
+        print(serving_line(transport, where), file=sys.stderr, flush=True)
+        from .stdio import run_stdio  # our transport: answers every request, bounded memory
+
+        run_stdio(server)
+        return EXIT_OK
+    token = token_from(args.token)
+    kind: Literal["http", "sse"] = "http" if transport == "http" else "sse"
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl+C it served by shutting down
+        serve(
+            server,
+            kind,
+            args.host,
+            args.port,
+            token,
+            banner=summary(store),
+            ready=lambda url: serving_line(kind, where, url),  # the URL is known once bound
+        )
     return EXIT_OK
