@@ -180,7 +180,7 @@ def outline(text: str) -> Outline:
             if depth == 0 and object_id is not _NO_ID:
                 found.ids.append(cast(RequestId | None, object_id))
                 object_id = _NO_ID
-        elif depth == 1 and stage == 0 and previous in ("{", ",") and token == '"id"':
+        elif stage == 0 and _starts_top_level_id(depth, previous, token):
             stage = 1
         elif stage == 1:
             stage = 2 if token == ":" else 0
@@ -190,6 +190,12 @@ def outline(text: str) -> Outline:
     if object_id is not _NO_ID:  # an object cut short
         found.ids.append(cast(RequestId | None, object_id))
     return found
+
+
+def _starts_top_level_id(depth: int, previous: str, token: str) -> bool:
+    """`token` is the key "id" of the top-level object (the token before it opened the
+    object or ended a member)."""
+    return depth == 1 and previous in ("{", ",") and token == '"id"'
 
 
 def _refuse(request_ids: list[RequestId | None], code: int, message: str) -> Refused:

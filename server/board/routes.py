@@ -107,12 +107,17 @@ class BoardSite:
                 status_code=401,
                 headers={"www-authenticate": "Bearer"},
             )
-        if path == BASE and request.method == "GET":
+        return await self._route(request, path, post)
+
+    async def _route(self, request: Request, path: str, post: bool) -> Response:
+        """An authorized request's answer."""
+        get = request.method == "GET"
+        if path == BASE and get:
             return Response(render_page("web", BASE), media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
-        if path == f"{BASE}/api/board" and request.method == "GET":
+        if path == f"{BASE}/api/board" and get:
             data = await anyio.to_thread.run_sync(self.board, request.query_params.get("plan"))
             return Response(data, media_type="application/json", headers={"cache-control": "no-store"})
-        if path == f"{BASE}/events" and request.method == "GET":
+        if path == f"{BASE}/events" and get:
             return self.events(request.query_params.get("plan"))
         if path == f"{BASE}/api/action" and post:
             return await self.action(request)
@@ -179,15 +184,9 @@ class BoardSite:
         # site's (or a missing) Origin is refused, off loopback too, where Host is not checked.
         if request.headers.get("origin") != f"http://{request.headers.get('host', '')}":
             return _refusal("actions are taken from the board's own page only", 403)
-        raw = await request.body()
-        if len(raw) > MAX_ACTION_BYTES:
-            return _refusal("request too large", 413)
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return _refusal("the body must be JSON: {action, plan, taskId, owner}", 400)
-        if not isinstance(body, dict) or body.get("action") not in (*ACTIONS, APPROVE):
-            return _refusal(f"action must be one of {', '.join((*ACTIONS, APPROVE))}", 400)
+        body = _action_body(await request.body())
+        if isinstance(body, Response):
+            return body
         plan, task_id, owner = body.get("plan"), body.get("taskId"), str(body.get("owner") or "").strip()
         if not isinstance(plan, str) or not plan or isinstance(task_id, bool) or not isinstance(task_id, int | str):
             return _refusal("plan (a name) and taskId (a number) are required", 400)
@@ -208,6 +207,19 @@ class BoardSite:
         except PlanningError as e:
             return _refusal(str(e), 409)
         return JSONResponse({"refused": False, "message": outcome.text})
+
+
+def _action_body(raw: bytes) -> dict[str, Any] | Response:
+    """The action a POST asks for (a JSON object naming a known action), else its refusal."""
+    if len(raw) > MAX_ACTION_BYTES:
+        return _refusal("request too large", 413)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return _refusal("the body must be JSON: {action, plan, taskId, owner}", 400)
+    if not isinstance(body, dict) or body.get("action") not in (*ACTIONS, APPROVE):
+        return _refusal(f"action must be one of {', '.join((*ACTIONS, APPROVE))}", 400)
+    return body
 
 
 class _Stream(StreamingResponse):
