@@ -189,9 +189,7 @@ def apply_edges(txn: Any, plan: str, task: Task, edges: Edges, get: graph.Lookup
     file (a hand delete, an older version's crash) can still be removed: there is no
     neighbour to update. An unknown id not linked is refused."""
     gone = {i for i in edges.remove_blocked_by + edges.remove_blocks if not txn.exists(i)}
-    missing = [i for i in edges.add_blocked_by + edges.add_blocks if not txn.exists(i)]
-    missing += [b for b in edges.remove_blocked_by if b in gone and b not in task.blocked_by]
-    missing += [c for c in edges.remove_blocks if c in gone and c not in task.blocks]
+    missing = _unknown_ids(txn, task, edges, gone)
     if missing:
         raise TaskNotFound(plan, missing)
     for b in edges.remove_blocked_by:
@@ -202,6 +200,14 @@ def apply_edges(txn: Any, plan: str, task: Task, edges: Edges, get: graph.Lookup
         _link(get(b), task, get)
     for c in edges.add_blocks:
         _link(task, get(c), get)
+
+
+def _unknown_ids(txn: Any, task: Task, edges: Edges, gone: set[int]) -> list[int]:
+    """The ids named that neither exist nor (to be removed) are linked to `task`."""
+    missing = [i for i in edges.add_blocked_by + edges.add_blocks if not txn.exists(i)]
+    missing += [b for b in edges.remove_blocked_by if b in gone and b not in task.blocked_by]
+    missing += [c for c in edges.remove_blocks if c in gone and c not in task.blocks]
+    return missing
 
 
 def _link(blocker: Task, blocked: Task, get: graph.Lookup) -> None:

@@ -86,12 +86,27 @@ def read_regular(
     dir_fd: `path` is a name in that open folder (no folder on the way is looked up)."""
     if st is None:
         st = os.lstat(path, dir_fd=dir_fd)  # FileNotFoundError propagates: "missing" is not "damaged"
+    _check(st, limit, what, head)
+    fd = _open(path, dir_fd)
+    try:
+        _check(os.fstat(fd), limit, what, head)  # what we opened, which may not be what we checked
+        return _read(fd, limit, what, head)
+    except OSError as e:
+        raise UnreadableFile(f"cannot read it ({e.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _check(st: os.stat_result, limit: int, what: str, head: bool) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise not_regular(st.st_mode)
     if st.st_size > limit and not head:
         raise too_big(st.st_size, limit, what)
+
+
+def _open(path: Path | str, dir_fd: int | None) -> int:
     try:
-        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
+        return os.open(path, _FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as e:
@@ -100,25 +115,18 @@ def read_regular(
         if e.errno == errno.ENXIO:  # a socket (or a device without its driver)
             raise UnreadableFile("it is a socket or device, not a regular file") from None
         raise UnreadableFile(f"cannot open it ({e.strerror})") from None
-    try:
-        st = os.fstat(fd)  # what we opened, which may not be what we checked
-        if not stat.S_ISREG(st.st_mode):
-            raise not_regular(st.st_mode)
-        if st.st_size > limit and not head:
-            raise too_big(st.st_size, limit, what)
-        chunks: list[bytes] = []
-        total = 0
-        want = limit if head else limit + 1  # one byte more tells a file that grew
-        while total < want:
-            chunk = os.read(fd, min(_CHUNK, want - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > limit:  # it grew while we read
-            raise UnreadableFile(f"it is more than {limit:,} bytes; {what} is at most {limit:,} bytes")
-        return b"".join(chunks)
-    except OSError as e:
-        raise UnreadableFile(f"cannot read it ({e.strerror})") from None
-    finally:
-        os.close(fd)
+
+
+def _read(fd: int, limit: int, what: str, head: bool) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    want = limit if head else limit + 1  # one byte more tells a file that grew
+    while total < want:
+        chunk = os.read(fd, min(_CHUNK, want - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > limit:  # it grew while we read
+        raise UnreadableFile(f"it is more than {limit:,} bytes; {what} is at most {limit:,} bytes")
+    return b"".join(chunks)

@@ -99,37 +99,51 @@ class PlanView:
         old = self._source
         if old is None or unreadable != self._unreadable:
             return False
+        diff = self._diff(old, source)
+        if diff is None:
+            return False
+        changed, added, removed = diff
+        tasks = dict(self._tasks)  # a new dict: whoever holds the last view keeps it as it was
+        touched: set[int] = set()
+        for i in removed:
+            touched |= self._forget(old[i])
+            del tasks[i]
+        for i in changed:
+            was = old.get(i)
+            if was is not None:
+                touched |= self._forget(was)
+            touched |= self._learn(source[i])
+        for i in added:
+            tasks[i] = source[i]  # in id order: every new id is above the old ones
+        for i in touched & source.keys():
+            tasks[i] = derive_task(source[i], self._blocked.get(i, ()), unreadable)
+        self._tasks = tasks
+        return True
+
+    def _diff(
+        self, old: Mapping[int, Task], source: Mapping[int, Task]
+    ) -> tuple[list[int], list[int], list[int]] | None:
+        """The ids changed (added included), added and removed since `old`; None when an id
+        was added below the highest (the view's id order would break)."""
         changed = [i for i, t in source.items() if old.get(i) is not t]
         added = sorted(i for i in changed if i not in old)
         removed = [i for i in old if i not in source] if len(old) + len(added) != len(source) else []
         top = next(reversed(self._tasks), 0) if self._tasks else 0
         if added and added[0] <= top:
-            return False  # a new id below the highest: the view's id order would break
-        tasks = dict(self._tasks)  # a new dict: whoever holds the last view keeps it as it was
-        touched: set[int] = set()
-        for i in removed:
-            gone = old[i]
-            self._unlink(gone)
-            touched.update(gone.blocked_by)
-            self._count(gone, -1)
-            del tasks[i]
-        for i in changed:
-            was, now = old.get(i), source[i]
-            if was is not None:
-                self._unlink(was)
-                touched.update(was.blocked_by)
-                self._count(was, -1)
-            self._link(now)
-            touched.update(now.blocked_by)
-            touched.add(i)
-            self._count(now, +1)
-        for i in added:
-            tasks[i] = source[i]  # in id order: every new id is above the old ones
-        for i in touched:
-            if i in source:
-                tasks[i] = derive_task(source[i], self._blocked.get(i, ()), unreadable)
-        self._tasks = tasks
-        return True
+            return None
+        return changed, added, removed
+
+    def _forget(self, was: Task) -> set[int]:
+        """Take a task's old version out of the links and counts; the ids whose view it touched."""
+        self._unlink(was)
+        self._count(was, -1)
+        return set(was.blocked_by)
+
+    def _learn(self, now: Task) -> set[int]:
+        """Put a task's new version into the links and counts; the ids whose view it touches."""
+        self._link(now)
+        self._count(now, +1)
+        return {*now.blocked_by, now.id}
 
     def _count(self, t: Task, by: int) -> None:
         if t.status is TaskStatus.COMPLETED:
