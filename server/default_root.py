@@ -114,7 +114,11 @@ def _linked_path(path: Path, prefix: str) -> Path | None:
         return None
     if not text.startswith(prefix) or "\n" in text or "\0" in text or len(text) == len(prefix):
         return None
-    return (path.parent / text[len(prefix) :]).resolve()
+    named = path.parent / text[len(prefix) :]
+    try:
+        return named.resolve()
+    except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError before Python 3.13)
+        return named  # as written: what follows finds nothing there and says so
 
 
 def _is_git_directory(folder: Path) -> bool:

@@ -249,6 +249,25 @@ def _git_file_of_garbage(tmp_path: Path) -> tuple[Path, str]:
     return path, "not a `gitdir: <path>` link"
 
 
+def _git_file_to_a_link_loop(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "odd"
+    path.mkdir()
+    (path / "loop").symlink_to("loop")
+    (path / ".git").write_text("gitdir: loop\n")
+    return path, "which does not exist"
+
+
+def _commondir_link_loop(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "odd"
+    gitdir = tmp_path / "gitdir"
+    gitdir.mkdir()
+    (gitdir / "loop").symlink_to("loop")
+    (gitdir / "commondir").write_text("loop\n")
+    path.mkdir()
+    (path / ".git").write_text(f"gitdir: {gitdir}\n")
+    return path, "does not exist"
+
+
 ODD_LAYOUTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "bare-worktree": _bare_worktree,
     "inside-bare": _inside_bare,
@@ -257,6 +276,8 @@ ODD_LAYOUTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "main-deleted": _main_deleted,
     "git-file-to-nowhere": _git_file_to_nowhere,
     "git-file-of-garbage": _git_file_of_garbage,
+    "git-file-to-a-link-loop": _git_file_to_a_link_loop,
+    "commondir-link-loop": _commondir_link_loop,
 }
 
 
@@ -271,6 +292,8 @@ def test_git_files_that_lead_nowhere_serve_dot_planning_with_a_note(tmp_path: Pa
     after = sorted(str(p) for p in tmp_path.rglob("*") if p.is_dir() and ".git" not in p.parts)
     made = {str(here / ".planning"), str(here / ".planning" / "todo"), str(here / ".planning" / "done")}
     assert set(after) - set(before) <= made  # nothing elsewhere (the root itself waits for a first plan)
+    status = cli(here, "status")  # a command takes the same root the same way, without a traceback
+    assert "Traceback" not in status.stderr and str(here / ".planning") in status.stdout + status.stderr, status
 
 
 def test_the_suite_never_serves_from_its_own_checkout() -> None:
