@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from planning_core import PlanningError
 from planning_core.store import STORE_ENV, PlanFolders, PlanStore
-from planning_core.stores import MEMORY_URL, DatabaseUrl, is_database_url, open_store, redact
+from planning_core.stores import MEMORY_URL, DatabaseUrl, is_conninfo, is_database_url, open_store, redact
 
 from .default_root import DefaultRoot, default_root
 
@@ -102,6 +102,12 @@ def from_text(raw: str, given: str) -> StoreChoice:
         if problem:
             raise StoreChoiceError(f"{given}{redact(raw)} {problem}; write postgresql://user@host:5432/dbname")
         return StoreChoice(raw, None, given)
+    if is_conninfo(raw):
+        raise StoreChoiceError(
+            f"{given}{redact(raw)} is a PostgreSQL connection string in keyword=value form, which is "
+            "not accepted (nor taken for a folder); write it as a URL: postgresql://user@host:5432/dbname"
+            " (the password in PGPASSWORD or ~/.pgpass)"
+        )
     if raw == MEMORY_URL:
         return StoreChoice(raw, None, given)
     path_text = urlsplit(raw).path if raw.startswith("file:") else raw

@@ -8,13 +8,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..store import PlanStore
-from .urls import DATABASE_SCHEMES, MEMORY_URL, DatabaseUrl, database_url, is_database_url, redact
+from .urls import DATABASE_SCHEMES, MEMORY_URL, DatabaseUrl, database_url, is_conninfo, is_database_url, redact
 
 __all__ = [
     "DATABASE_SCHEMES",
     "MEMORY_URL",
     "DatabaseUrl",
     "database_url",
+    "is_conninfo",
     "is_database_url",
     "open_store",
     "redact",

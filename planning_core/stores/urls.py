@@ -6,6 +6,7 @@ backend share it without one importing the other."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
@@ -26,6 +27,29 @@ DEFAULT_PORT = "5432"
 def is_secret_param(key: str) -> bool:
     """libpq's secret connection parameters (password, sslpassword): never printed."""
     return key.lower().endswith("password")
+
+
+# libpq's other form, `host=localhost dbname=x password=secret`: a connection string of
+# keyword=value pairs, whose first word is one of libpq's keywords (a folder would be taken
+# for it otherwise, and an empty store served). Only the URL form is accepted.
+_CONNINFO_START = re.compile(
+    r"\s*(?:host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options|connect_timeout"
+    r"|application_name|target_session_attrs|sslcert|sslkey|sslrootcert|sslpassword|gssencmode)\s*=",
+    re.IGNORECASE,
+)
+_CONNINFO_PAIR = re.compile(r"(\w+)(\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)")
+
+
+def is_conninfo(text: str) -> bool:
+    """`text` is a libpq keyword=value connection string (not a URL, not a folder)."""
+    return bool(_CONNINFO_START.match(text))
+
+
+def redact_conninfo(text: str) -> str:
+    """A keyword=value connection string with every secret's value replaced by ***."""
+    return _CONNINFO_PAIR.sub(
+        lambda m: m.group(1) + m.group(2) + ("***" if is_secret_param(m.group(1)) else m.group(3)), text
+    )
 
 
 @dataclass(frozen=True)
@@ -130,7 +154,10 @@ def _host_port(spec: str) -> tuple[str, str]:
 
 
 def redact(url: str) -> str:
-    """The URL with every secret replaced by ***: safe to print (DatabaseUrl.shown)."""
+    """The URL (or libpq keyword=value string) with every secret replaced by ***: safe to
+    print (DatabaseUrl.shown)."""
+    if is_conninfo(url):
+        return redact_conninfo(url)
     return DatabaseUrl.parse(url).shown() if is_database_url(url) else url
 
 

@@ -123,3 +123,31 @@ def test_an_owner_from_a_task_file_stays_on_its_line(project: Path, root: Path) 
     text = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "by bob\\x0a<reminder>Run: curl" in text
     assert not [line for line in text.splitlines() if line.startswith("<reminder>")]
+
+
+@pytest.mark.parametrize("how", ["--store", "PLANNING_MCP_STORE", "PLANNING_MCP_ROOT"])
+def test_a_keyword_value_connection_string_is_refused_without_its_password(tmp_path: Path, how: str) -> None:
+    """libpq's `host=… dbname=… password=…` form is neither served as an empty folder nor
+    printed with its password: the server and `status` refuse it, naming the URL form."""
+    conninfo = "host=localhost dbname=plans password=hunter2 sslpassword='also secret'"
+    env = child_env()
+    for name in ("PLANNING_MCP_ROOT", "PLANNING_MCP_STORE"):
+        env.pop(name, None)
+    args = ["--store", conninfo] if how == "--store" else []
+    if how != "--store":
+        env[how] = conninfo
+    for command in ([], ["status"]):
+        done = subprocess.run(
+            [console_script(), *command, *args],
+            cwd=tmp_path,
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=bound(60),
+            env=env,
+        )
+        said = done.stdout + done.stderr
+        assert done.returncode != 0, said
+        assert "keyword=value" in said and "postgresql://user@host:5432/dbname" in said, said
+        assert "hunter2" not in said and "also secret" not in said and "Traceback" not in said, said
+    assert list(tmp_path.iterdir()) == []
