@@ -275,7 +275,8 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
         else:
             name = create_from_plan(planner, text)
             said = f"{CREATED_PLAN}{name} from the approved plan; it is now the current plan."
-        made[where] = name
+        made.pop(where, None)
+        made[where] = name  # the newest last: what a state too big to keep loses first is the oldest
         state.update(plan_mode_plans=made, current_plan=name, plan_quiet=0, updated=time.time())
     board = _board(store, name)
     return output("PostToolUse", f"{said}\n{board}\nStart: TaskUpdate the first ready task to in_progress.")
@@ -338,11 +339,7 @@ def _session_state(store: PlanStore, root: Path | None, session_id: str) -> Abst
         return store.edit_session(f"claude-code:{session_id}")
     if root is None:
         raise ValueError("this store keeps no hook state")
-    return hook_state.state_file(root, session_id, _encoded)
-
-
-def _encoded(state: dict[str, Any]) -> bytes:
-    return (json.dumps(state, ensure_ascii=False) + "\n").encode()
+    return hook_state.state_file(root, session_id)
 
 
 def _dict(value: Any) -> dict[str, Any]:

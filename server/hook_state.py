@@ -20,7 +20,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,14 +114,32 @@ def exists(root: Path, session_id: str) -> bool:
 
 
 @contextlib.contextmanager
-def state_file(root: Path, session_id: str, bound: Callable[[dict[str, Any]], bytes]) -> Iterator[dict[str, Any]]:
-    """The session's state, locked for the block and saved when it ends as `bound`
-    encodes it (at most MAX_STATE_BYTES)."""
+def state_file(root: Path, session_id: str) -> Iterator[dict[str, Any]]:
+    """The session's state, locked for the block and saved when it ends (fitted())."""
     name = session_name(session_id)
     with hooks_folder(root, create=True) as fd, _locked(fd, name + LOCK_SUFFIX):
         state = _load(fd, name)
         yield state
-        replace_in(fd, name, bound(state))
+        replace_in(fd, name, fitted(state))
+
+
+def fitted(state: dict[str, Any]) -> bytes:
+    """The state as saved, within MAX_STATE_BYTES (a bigger one would be read back as
+    nothing, and the session's count, current plan and plans made would all be lost): the
+    oldest entries of its growing collections (plans made in plan mode, owners; oldest
+    first) go first, then its longest field; never the whole."""
+    state = dict(state)
+    while True:
+        data = (json.dumps(state, ensure_ascii=False) + "\n").encode()
+        if len(data) <= MAX_STATE_BYTES or not state:
+            return data
+        grown = [k for k, v in state.items() if isinstance(v, dict | list) and v]
+        if grown:
+            key = max(grown, key=lambda k: len(json.dumps(state[k])))
+            kept = state[key]
+            state[key] = dict(list(kept.items())[1:]) if isinstance(kept, dict) else kept[1:]
+        else:
+            del state[max(state, key=lambda k: len(json.dumps(state[k])))]
 
 
 def _load(fd: int, name: str) -> dict[str, Any]:

@@ -151,3 +151,35 @@ def test_a_keyword_value_connection_string_is_refused_without_its_password(tmp_p
         assert "keyword=value" in said and "postgresql://user@host:5432/dbname" in said, said
         assert "hunter2" not in said and "also secret" not in said and "Traceback" not in said, said
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_session_state_past_its_bound_keeps_what_matters(project: Path, root: Path) -> None:
+    """The hook's state is bounded (64 KiB), but reaching the bound loses nothing that
+    matters: the oldest plans made in plan mode go first, the current plan and the count stay."""
+    FileStore(root).ensure_writable()
+    old = {f"/home/dev/.claude/plans/{'p' * 1000}-{i}.md": "2026-01-01-old" for i in range(60)}
+    hooks = root / ".hooks"
+    hooks.mkdir()
+    (hooks / f"{SID}.json").write_text(json.dumps({"session_id": SID, "plan_mode_plans": old, "plan_quiet": 0}))
+    plan_file = f"/home/dev/.claude/plans/{'n' * 3000}.md"
+    text = "# Rate limits\n\n## Steps\n\n1. Add a limiter\n2. Wire it in\n"
+    approved = {"plan": text, "planFilePath": plan_file}
+    hook(
+        "PostToolUse",
+        {
+            "session_id": SID,
+            "cwd": str(project),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "ExitPlanMode",
+            "tool_input": approved,
+            "tool_response": {**approved, "filePath": plan_file, "isAgent": False, "planWasEdited": False},
+        },
+    )
+    [made] = FileStore(root).active_plans()
+    hook("PostToolUse", fixture("post_tool_use_bash.json", cwd=str(project), session_id=SID))
+    saved = (hooks / f"{SID}.json").read_bytes()
+    assert len(saved) <= 64 * 1024
+    state = json.loads(saved)
+    assert state["current_plan"] == made and state["plan_quiet"] == 1
+    kept = list(state["plan_mode_plans"])
+    assert kept[-1] == plan_file and len(kept) > 50 and f"{'p' * 1000}-0.md" not in kept[0]
