@@ -5,7 +5,8 @@ carry a request from the server inside a call: protocol 2025-11-25 and older; th
 2026-07-28 round trip through an input-required result is not done here), the plan is
 shown to them to approve or send back with what to change, and nothing is written unless
 they approve. Where it cannot, or nobody answers within REVIEW_WAIT_S, PlanCreate writes
-the plan as it does without a review, and says that no review took place. Off unless a
+the plan as it does without a review, and says that no review took place. A client that
+can ask but answers the question with an error gets nothing written (FAILED). Off unless a
 call asks for it."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
 from planning_core import TaskSpec
+from planning_core.safetext import escape
 
 # A person reads the plan and decides; a client that never answers must not hold the
 # call (nor the agent) for longer than this.
@@ -38,6 +40,11 @@ SENT_BACK = (
 )
 DECLINED = "Not written: the person declined the plan. Ask them what to change before calling PlanCreate again."
 CANCELLED = "Not written: the review was dismissed without an answer. Ask the person before calling PlanCreate again."
+FAILED = (
+    "Not written: the client could not show the review (its error: {error}). Ask the person before "
+    "calling PlanCreate again."
+)
+ERROR_SHOWN_MAX = 200  # characters of the client's error message in the answer
 
 
 class PlanReview(BaseModel):
@@ -87,8 +94,10 @@ async def review(
             answer = await ctx.elicit(question(title, approach, steps, tasks), PlanReview)
         except ValueError:  # accepted with no or malformed content: not an approval
             return Verdict(False, CANCELLED)
-        except MCPError:  # the client declared the capability but could not ask after all
-            return Verdict(True, NO_CLIENT_SUPPORT)
+        except MCPError as e:
+            # The client declared it can ask: an error answer is a review that failed, never
+            # "no client to ask" (which writes the plan unreviewed).
+            return Verdict(False, FAILED.format(error=escape(str(e)[:ERROR_SHOWN_MAX])))
         if isinstance(answer, AcceptedElicitation):
             if answer.data.approve:
                 return Verdict(True, APPROVED)
