@@ -238,17 +238,25 @@ def task_event(before: Task | None, after: Task | None, deleted: set[int]) -> Ev
         ev.status = (before.status.value, after.status.value)
     if before.owner != after.owner:
         ev.owner = (before.owner, after.owner)
-        if before.status.value == "in_progress" and before.owner and after.owner:
-            ev.took_over = before.owner
+        ev.took_over = _taken_over(before, after)
     ev.blocked_by_added = sorted(set(after.blocked_by) - set(before.blocked_by))
     ev.blocked_by_removed = sorted(set(before.blocked_by) - set(after.blocked_by) - deleted)
     old, new = _doc(before), _doc(after)
     ev.fields = sorted(k for k in {*old, *new} - _OWN - _LEASE if old.get(k) != new.get(k))
     if after.verification != before.verification:
         ev.checks = describe(after.verification)
-    if ev.status or ev.owner or ev.blocked_by_added or ev.blocked_by_removed or ev.fields or ev.checks:
-        return ev
-    return None
+    return ev if _says_something(ev) else None
+
+
+def _taken_over(before: Task, after: Task) -> str:
+    """The owner whose claim another took (a task in progress under one, now under another)."""
+    if before.status.value == "in_progress" and before.owner and after.owner:
+        return before.owner
+    return ""
+
+
+def _says_something(ev: Event) -> bool:
+    return bool(ev.status or ev.owner or ev.blocked_by_added or ev.blocked_by_removed or ev.fields or ev.checks)
 
 
 def change_events(before: Mapping[int, Task | None], after: Mapping[int, Task | None]) -> list[Event]:

@@ -372,17 +372,31 @@ def _issue(t: Task, bead_ids: dict[int, str]) -> dict[str, Any]:
     labels = t.labels or t.metadata.get("labels")
     if isinstance(labels, list) and labels:
         issue["labels"] = [str(x) for x in labels]
+    deps = _dependencies(t, me, bead_ids)
+    if deps:
+        issue["dependencies"] = deps
+    return issue
+
+
+def _dependencies(t: Task, me: str, bead_ids: dict[int, str]) -> list[dict[str, str]]:
+    """The issue's beads dependencies: its blockers, its parent, and, for a task that came
+    from beads, the links it kept there."""
     deps = [{"issue_id": me, "depends_on_id": bead_ids[b], "type": "blocks"} for b in t.blocked_by if b in bead_ids]
     parent = bead_ids.get(t.parent) if t.parent is not None else None
     if parent is not None:
         deps.append({"issue_id": me, "depends_on_id": parent, "type": "parent-child"})
     if _bead_id(t) != f"{BEADS_PREFIX}-{t.id}":  # from beads: its other links too
-        if parent is None and isinstance(t.metadata.get("parent"), str):
-            deps.append({"issue_id": me, "depends_on_id": t.metadata["parent"], "type": "parent-child"})
-        related = t.metadata.get("related")
-        for rel in related if isinstance(related, list) else []:
-            if isinstance(rel, dict):
-                deps.append({"issue_id": me, "depends_on_id": str(rel.get("id")), "type": str(rel.get("type"))})
-    if deps:
-        issue["dependencies"] = deps
-    return issue
+        deps += _kept_links(t, me, parent is None)
+    return deps
+
+
+def _kept_links(t: Task, me: str, no_parent: bool) -> list[dict[str, str]]:
+    """The links of a task from beads kept in its metadata (a parent not among the tasks, related issues)."""
+    deps = []
+    if no_parent and isinstance(t.metadata.get("parent"), str):
+        deps.append({"issue_id": me, "depends_on_id": t.metadata["parent"], "type": "parent-child"})
+    related = t.metadata.get("related")
+    for rel in related if isinstance(related, list) else []:
+        if isinstance(rel, dict):
+            deps.append({"issue_id": me, "depends_on_id": str(rel.get("id")), "type": str(rel.get("type"))})
+    return deps
