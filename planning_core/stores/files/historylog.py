@@ -160,6 +160,28 @@ def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], re
     """Write `writes` and remove `removals` with `entry` as the commit point (the module
     docstring). Raises atomic.PartialWrite or OSError as atomic.replace_many does; the
     entry is then voided, since the write did not happen (whole)."""
+    staged, stamps = _stage(writes)
+    seq = _next_seq(folder)
+    names = [[os.path.basename(t), os.path.basename(g), *st] for (t, g), st in zip(staged, stamps, strict=True)]
+    redo = {"tmp": names, "rm": [[os.path.basename(p), *st] for p in removals if (st := _stamp_of(p))]}
+    before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
+    # From here the write happens: a crash is rolled forward by settle().
+    for done, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            _rename_failed(folder, before, seq, staged, done, e)
+            raise
+    if staged:
+        atomic.fsync_dir(folder)
+    if removals:
+        atomic.remove_synced(removals)
+    _append(folder, {"seq": seq, "done": 1}, sync=False)  # a lost marker only makes settle redo nothing
+
+
+def _stage(writes: list[tuple[str, bytes]]) -> tuple[list[tuple[str, str]], list[list[int]]]:
+    """Each write's data in a synced temp file beside its target: (temp, target) pairs and
+    the temp files' stamps. On any failure the temp files made are removed."""
     staged: list[tuple[str, str]] = []
     stamps: list[list[int]] = []
     try:
@@ -172,33 +194,25 @@ def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], re
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    seq = _next_seq(folder)
-    names = [[os.path.basename(t), os.path.basename(g), *st] for (t, g), st in zip(staged, stamps, strict=True)]
-    redo = {"tmp": names, "rm": [[os.path.basename(p), *st] for p in removals if (st := _stamp_of(p))]}
-    before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
-    # From here the write happens: a crash is rolled forward by settle().
-    for done, (tmp, target) in enumerate(staged):
-        try:
-            os.replace(tmp, target)
-        except OSError as e:
-            why = f"write failed: {e.strerror or e}"
-            with contextlib.suppress(OSError):  # first: a crash now leaves temp files, no entry
-                _take_back(folder, before, seq, why) if not done else _append(
-                    folder, {"seq": seq, "void": why}, sync=True
-                )
-            for left, _ in staged[done:]:
-                with contextlib.suppress(OSError):
-                    os.unlink(left)
-            if done:
-                with contextlib.suppress(OSError):
-                    atomic.fsync_dir(folder)
-                raise atomic.PartialWrite(e, [t for _, t in staged[:done]]) from e
-            raise
-    if staged:
-        atomic.fsync_dir(folder)
-    if removals:
-        atomic.remove_synced(removals)
-    _append(folder, {"seq": seq, "done": 1}, sync=False)  # a lost marker only makes settle redo nothing
+    return staged, stamps
+
+
+def _rename_failed(
+    folder: str, before: int | None, seq: int, staged: list[tuple[str, str]], done: int, e: OSError
+) -> None:
+    """The rename of staged[done] failed: the entry is taken back (nothing renamed yet) or
+    voided, the temp files left are removed; PartialWrite when some renames happened (the
+    caller re-raises `e` otherwise)."""
+    why = f"write failed: {e.strerror or e}"
+    with contextlib.suppress(OSError):  # first: a crash now leaves temp files, no entry
+        _take_back(folder, before, seq, why) if not done else _append(folder, {"seq": seq, "void": why}, sync=True)
+    for left, _ in staged[done:]:
+        with contextlib.suppress(OSError):
+            os.unlink(left)
+    if done:
+        with contextlib.suppress(OSError):
+            atomic.fsync_dir(folder)
+        raise atomic.PartialWrite(e, [t for _, t in staged[:done]]) from e
 
 
 def log_archive(folder: str, entry: Entry) -> None:
