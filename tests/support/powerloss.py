@@ -72,15 +72,16 @@ class _Recorder:
         self.real_write, self.real_fsync_dir = atomic.write_synced, atomic.fsync_dir
         self.inside = 0  # write_synced opens its file itself: noted once, as a synced create
 
-    def write_synced(self, path: Any, data: bytes) -> None:
+    def write_synced(self, path: Any, data: bytes, dir_fd: int | None = None) -> os.stat_result:
         self.inside += 1
         try:
-            self.real_write(path, data)
+            written = self.real_write(path, data, dir_fd)
         finally:
             self.inside -= 1
-        rel = self.rec.rel(path)
+        rel = self.rec.rel(path) if dir_fd is None else None
         if rel is not None:
             self.rec.ops.append(Op("create", rel, data=bytes(data)))
+        return written  # its stat: the history log stamps each file with it
 
     def fsync_dir(self, folder: Any) -> None:
         self.real_fsync_dir(folder)
