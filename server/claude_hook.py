@@ -145,8 +145,11 @@ def _saved_current_plan(store: PlanStore, root: Path | None, payload: dict[str, 
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
         return None
-    with _session_state(store, root, session_id) as state:
-        current = state.get("current_plan")
+    try:
+        with _session_state(store, root, session_id) as state:
+            current = state.get("current_plan")
+    except hook_state.HookFolderRefused:  # no state kept here: the block, in its plain order
+        return None
     return current if isinstance(current, str) else None
 
 

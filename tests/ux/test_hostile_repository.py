@@ -63,8 +63,9 @@ def test_a_committed_hooks_link_is_never_followed(project: Path, root: Path, tmp
     (root / ".hooks").symlink_to(ssh, target_is_directory=True)
     started = hook("SessionStart", fixture("session_start_startup.json", cwd=str(project), session_id=SID))
     assert "# Active Plans" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
-    for event, name in (("PostToolUse", "post_tool_use_bash.json"), ("UserPromptSubmit", "user_prompt_submit.json")):
-        hook(event, fixture(name, cwd=str(project), session_id=SID))
+    hook("PostToolUse", fixture("post_tool_use_bash.json", cwd=str(project), session_id=SID))
+    prompted = hook("UserPromptSubmit", fixture("user_prompt_submit.json", cwd=str(project), session_id=SID))
+    assert "# Active Plans" in json.loads(prompted.stdout)["hookSpecificOutput"]["additionalContext"]
     hook("Stop", {"session_id": SID, "cwd": str(project), "hook_event_name": "Stop"})
     assert sorted(p.name for p in ssh.iterdir()) == sorted(p.name for p in kept)
     assert all(p.read_text() == f"precious {p.name}\n" for p in kept)
