@@ -3,6 +3,7 @@ integration run its code, and the set-up never makes plain git worse."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -170,3 +171,67 @@ def test_plain_git_still_merges_where_planning_mcp_is_not_on_path(repo: Repo) ->
     assert merged.returncode == 0, merged.stderr
     tasks = by_subject(plan_is_whole(repo))
     assert tasks["feat3"]["id"] == 5 and tasks["feat4"]["blockedBy"] == [5]
+
+
+def test_the_driver_leaves_files_it_does_not_own_to_git(repo: Repo) -> None:
+    """A `.gitattributes` line sending other files to the driver: they conflict as in plain git,
+    with git's markers, and neither side is dropped."""
+    with (repo.path / ".gitattributes").open("a") as f:
+        f.write("*.txt merge=planning-mcp\n")
+    (repo.path / "notes.txt").write_text("one\n")
+    repo.commit("notes")
+    repo.git("checkout", "-q", "-b", "other")
+    (repo.path / "notes.txt").write_text("theirs\n")
+    repo.commit("theirs")
+    repo.git("checkout", "-q", "main")
+    (repo.path / "notes.txt").write_text("ours\n")
+    repo.commit("ours")
+    merged = repo.git("merge", "--no-edit", "other", check=False)
+    assert merged.returncode != 0 and "CONFLICT" in merged.stdout
+    text = (repo.path / "notes.txt").read_text()
+    assert text.startswith("<<<<<<< HEAD\nours\n") and "=======\ntheirs\n>>>>>>> " in text
+
+
+def _task(folder: Path, task_id: int, subject: str, created: str) -> None:
+    doc = json.loads((folder / "task_1.json").read_text())
+    doc.update(id=task_id, subject=subject, createdAt=created, blockedBy=[], blocks=[])
+    (folder / f"task_{task_id}.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def test_a_committed_link_or_a_spaced_folder_name_leads_no_write_out_of_the_plans(repo: Repo, tmp_path: Path) -> None:
+    """A plan folder named `x .. y` and a `.merge-notes` committed as a link to a file outside:
+    the fix-up works in that folder only, writes nothing through the link, and says so."""
+    repo.new_plan(["a", "b"])
+    odd = repo.root / "todo" / "2026-12-01-x .. y"
+    repo.git("mv", str(repo.folder()), str(odd))
+    victim = tmp_path / "victim"
+    victim.write_text("startup file\n")
+    (odd / ".merge-notes").symlink_to(victim)
+    repo.git("add", "-f", str(odd / ".merge-notes"))
+    repo.commit("odd plan")
+    repo.git("checkout", "-q", "-b", "feature")
+    _task(odd, 3, "feat3", "2026-12-01T10:00:00Z")
+    repo.commit("feature")
+    repo.git("checkout", "-q", "main")
+    _task(odd, 3, "main3", "2026-12-01T11:00:00Z")
+    repo.commit("main")
+    merged = repo.git("merge", "--no-edit", "feature")
+    assert victim.read_text() == "startup file\n"
+    assert "#3 -> #4 (from feature)" in merged.stderr and ".merge-notes is not a regular file" in merged.stderr
+    assert json.loads((odd / "task_4.json").read_text())["subject"] == "feat3"
+    assert not (repo.path.parent / ".highwatermark").exists() and not (repo.path.parent / ".lock").exists()
+
+
+def test_the_server_reads_no_merge_notes_through_a_link_and_escapes_them(repo: Repo, tmp_path: Path) -> None:
+    secret = tmp_path / "key"
+    secret.write_text("PRIVATE KEY TEXT\n")
+    repo.new_plan(["a"])
+    notes = repo.folder() / ".merge-notes"
+    notes.symlink_to(secret)
+    first = repo.cli("--root", str(repo.root))
+    assert "PRIVATE KEY" not in first.stderr and ".merge-notes not read" in first.stderr
+    assert notes.is_symlink() and secret.read_text() == "PRIVATE KEY TEXT\n"
+    notes.unlink()
+    notes.write_text("plan x: \x1b]0;pwned\x07 \x1b[31mred\n")
+    second = repo.cli("--root", str(repo.root))
+    assert "\x1b" not in second.stderr and "\\x1b]0;pwned\\x07 \\x1b[31mred" in second.stderr

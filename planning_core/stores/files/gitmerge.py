@@ -32,19 +32,22 @@ The rules (docs/git.md says them for users):
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...safetext import escape
 from .mergefixup import add_notes, fix_plan
 from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .taskfiles import HIGHWATERMARK, LOCK, TASK_FILE
+from .taskfiles import HIGHWATERMARK, LOCK, MERGE_NOTES, PLAN_AREAS, TASK_FILE
 from .taskmerge import mark_value, merge_task_file, paired_by_id, read_doc, task_text
 
 DRIVER_NAME = "planning-mcp"
 PENDING = "planning-mcp-merge"  # under the git directory: plans to fix, other sides' versions
-PENDING_PLANS = "plans"  # in PENDING: the plan folders a driver merged, one a line
+PENDING_PLANS = "plans"  # in PENDING: the plan folders a driver merged, each ended by a NUL
+SEPARATOR = "\0"  # the one character no path holds: a folder named `x .. y` stays one folder
 MERGING = "PLANNING_MCP_MERGING"  # set by our strategy for the driver: the branch merged in
 
 
@@ -60,8 +63,27 @@ def _branch_label() -> str | None:
     return names[-1] if len(names) == 1 else None
 
 
+def owned(path: str) -> bool:
+    """Whether the driver settles this file: a task file or `.highwatermark` of a plan folder
+    (`<root>/todo|done/<plan>/`). A `.gitattributes` may send it anything else."""
+    parts = path.split("/")
+    name_ok = TASK_FILE.fullmatch(parts[-1]) is not None or parts[-1] == HIGHWATERMARK
+    return name_ok and len(parts) >= 3 and parts[-3] in PLAN_AREAS
+
+
+def _git_default_merge(base_path: str, ours_path: str, theirs_path: str) -> int:
+    """What git does without a driver: a line merge into ours_path, conflict markers where
+    both sides changed the same lines; non-zero leaves the conflict to the user."""
+    labels = ("HEAD", "base", _branch_label() or "theirs")
+    args = [x for label in labels for x in ("-L", label)]
+    done = subprocess.run(["git", "merge-file", *args, ours_path, base_path, theirs_path])
+    return 1 if done.returncode else 0
+
+
 def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> int:
     """git's merge driver: the result goes into ours_path; 0 when merged."""
+    if not owned(path):
+        return _git_default_merge(base_path, ours_path, theirs_path)
     name = os.path.basename(path)
     plan = os.path.dirname(path)
     if name == HIGHWATERMARK:
@@ -110,10 +132,10 @@ def _mark_pending(plan: str, note: str | None = None) -> None:
     folder = _pending_dir()
     folder.mkdir(exist_ok=True)
     with open(folder / PENDING_PLANS, "a", encoding="utf-8") as f:
-        f.write(plan + "\n")
+        f.write(plan + SEPARATOR)
     if note:
         with open(folder / "notes", "a", encoding="utf-8") as f:
-            f.write(note + "\n")
+            f.write(note + SEPARATOR)
 
 
 def _save_other(path: str, version: str, side: str) -> str:
@@ -163,17 +185,17 @@ def run_hook(name: str, args: Sequence[str]) -> int:
     if not plans_file.is_file():
         return 0
     top = Path(git("rev-parse", "--show-toplevel"))
-    plans = sorted(set(plans_file.read_text(encoding="utf-8").split()))
+    plans = sorted({p for p in plans_file.read_text(encoding="utf-8").split(SEPARATOR) if p})
     notes_file = pending / "notes"
-    notes = notes_file.read_text(encoding="utf-8").splitlines() if notes_file.is_file() else []
+    notes = notes_file.read_text(encoding="utf-8").split(SEPARATOR) if notes_file.is_file() else []
     plans_file.unlink()
     if notes_file.is_file():
         notes_file.unlink()
     branch = _operation_branch(git_dir)
     written: list[str] = []
     for plan in plans:
-        folder = top / plan
-        if not folder.is_dir():
+        folder = plan_folder(top, plan)
+        if folder is None:
             continue
         try:
             with plan_lock(folder / LOCK, LOCK_WAIT):  # a server may be writing this plan
@@ -186,15 +208,33 @@ def run_hook(name: str, args: Sequence[str]) -> int:
             )
             continue
         lines = fixed.lines(folder.name) + [n for n in notes if n.startswith(plan + "/")]
-        add_notes(folder, lines)
+        if not add_notes(folder, lines):
+            lines.append(f"plan {folder.name}: {MERGE_NOTES} is not a regular file; these notes are only here")
         for line in lines:
-            print(f"planning-mcp: {line}", file=sys.stderr)
+            print(f"planning-mcp: {escape(line)}", file=sys.stderr)
         written += [str(p) for p in fixed.written]
     if written:
         git("add", "--", *written, cwd=str(top))
         if not (name == "post-merge" and args[:1] == ["1"]):  # a squash merge made no commit
             _fold_into_head(top)
     return 0
+
+
+def plan_folder(top: Path, plan: str) -> Path | None:
+    """The plan folder a driver named (a path in the repository), when each folder on the way
+    from the top is a real folder, no link: the fix-up never writes through a committed link."""
+    parts = plan.split("/")
+    if not plan or plan.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return None
+    folder = top
+    for part in parts:
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        except OSError:
+            return None
+    return folder
 
 
 def _fold_into_head(top: Path) -> None:

@@ -6,12 +6,15 @@ saying what changed, which the server reports once."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...fileio.atomic import replace_many
+from ...fileio.regular import UnreadableFile, read_regular
 from ...names import MAX_TASK_ID
+from ...safetext import escape
 from ...taskdoc import task_filename
 from .taskfiles import HIGHWATERMARK, MERGE_NOTES, TASK_FILE
 from .taskmerge import (
@@ -199,20 +202,37 @@ def fix_plan(folder: Path, branch: str | None = None) -> FixUp:
     return done
 
 
-def add_notes(folder: Path, lines: Sequence[str]) -> None:
-    """What the fix-up did, for the server to report once (read_notes)."""
-    if lines:
-        with open(folder / MERGE_NOTES, "a", encoding="utf-8") as f:
-            f.writelines(line + "\n" for line in lines)
+MAX_NOTES_BYTES = 64 * 1024  # what the server reads of a plan's notes at start-up
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def add_notes(folder: Path, lines: Sequence[str]) -> bool:
+    """What the fix-up did, for the server to report once (take_notes). Appended to a regular
+    file only: a `.merge-notes` committed as a link (or a FIFO) is never written through.
+    False when the notes could not be kept there."""
+    if not lines:
+        return True
+    try:
+        fd = os.open(folder / MERGE_NOTES, _APPEND, 0o644)
+    except OSError:
+        return False
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        f.writelines(line + "\n" for line in lines)
+    return True
 
 
 def take_notes(folder: Path) -> list[str]:
-    """The notes a fix-up left in a plan folder, removed once read."""
+    """The notes a fix-up left in a plan folder, escaped for a terminal or the model, and
+    removed once read. Never read through a link: such a `.merge-notes` is reported, kept."""
     path = folder / MERGE_NOTES
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = [line.rstrip("\n") for line in f.read(64 * 1024).splitlines() if line.strip()]
-        os.unlink(path)
+        raw = read_regular(path, MAX_NOTES_BYTES, head=True)
     except FileNotFoundError:
         return []
-    return lines
+    except (UnreadableFile, OSError) as e:
+        return [escape(f"plan {folder.name}: {MERGE_NOTES} not read: {getattr(e, 'reason', e)}")]
+    os.unlink(path)
+    text = raw.decode("utf-8", errors="replace")
+    return [escape(line) for line in text.splitlines() if line.strip()]

@@ -22,6 +22,7 @@ PLAN_MD = "plan.md"
 # What a git merge changed in the plan (gitmerge.py writes it, the server reports it once);
 # never committed (git-setup puts it in .git/info/exclude).
 MERGE_NOTES = ".merge-notes"
+PLAN_AREAS = ("todo", "done")  # a root's folders of plan folders: <root>/<area>/<plan>/
 
 # The largest task file we read. The contract bounds a task's content (subject 200 and
 # description 20,000 characters, metadata 16 KB, nested at most validate.MAX_METADATA_DEPTH

@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any
 
+from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
 from .taskfiles import MAX_TASK_FILE_BYTES, TASK_FILE
 
 INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
@@ -23,10 +24,11 @@ def read_doc(path: str) -> Doc | bytes | None:
     """A task file's JSON object; None for an empty or missing file (git's base of an add/add);
     the raw bytes when they are not a task object (kept as they are)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TASK_FILE_BYTES + 1)
+        raw = read_regular(path, MAX_TASK_FILE_BYTES + 1, head=True)
     except FileNotFoundError:
         return None
+    except (OSError, UnreadableFile) as e:
+        return f"not a regular file: {e}".encode()
     if not raw.strip():
         return None
     try:
@@ -171,9 +173,8 @@ def _with_incoming(top: Doc, parked: list[Doc]) -> Doc:
 
 def mark_value(path: str) -> int | None:
     try:
-        with open(path, "rb") as f:
-            return int(f.read(64).strip() or b"0")
-    except (OSError, ValueError):
+        return int(read_regular(path, MAX_HIGHWATERMARK_BYTES).strip() or b"0")
+    except (OSError, ValueError, UnreadableFile):
         return None
 
 
