@@ -27,12 +27,13 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from .history import Entry, Logged
-from .models import PlanSnapshot, PlanSummary, Task
+if TYPE_CHECKING:  # the seam names them; loading them is the stores' business (the hook counts rounds without)
+    from .history import Entry, Logged
+    from .models import PlanSnapshot, PlanSummary, Task
 
-PlanArchiveCheck = Callable[[PlanSnapshot], None]
+PlanArchiveCheck = Callable[["PlanSnapshot"], None]
 """Called under the plan's lock before archiving; raises to refuse."""
 
 STORE_ENV = "PLANNING_MCP_STORE"
