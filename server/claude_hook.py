@@ -30,34 +30,38 @@ a user-level hook is otherwise harmless in projects without one.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import filelock
 
-from planning_core import Planner, timeline
-from planning_core.actions import CREATED_PLAN, created_plan_name
-from planning_core.done import WorkLeft, work_left
+# Claude Code waits on this process at every prompt and tool call: the modules below are
+# the light ones (no models, no pydantic); the rest is imported where an event needs it,
+# so counting a round never loads them (tests/ux/test_claude_hook_imports.py).
 from planning_core.errors import InvalidPlanName, PlanningError
-from planning_core.models import TaskStatus
 from planning_core.names import check_plan_name
-from planning_core.plan_text import PlanText, read_plan
-from planning_core.render import active_plans_block, task_board
-from planning_core.session import ReminderClock, round_reminders
+from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url
 
 from . import hook_state
 from .cli_common import EXIT_OK
 from .default_root import DefaultRoot, default_root
-from .store_choice import StoreChoice, open_for_writing, resolve
+from .store_choice import StoreChoice, add_store_arguments, open_for_writing, resolve
+
+if TYPE_CHECKING:
+    from planning_core import Planner
+    from planning_core.done import WorkLeft
+    from planning_core.plan_text import PlanText
 
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
@@ -103,6 +107,9 @@ def output(event: str, context: str) -> str:
 
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
+    from planning_core import Planner, timeline
+    from planning_core.render import active_plans_block
+
     if root is not None:
         hook_state.sweep(root)
     block = active_plans_block(Planner(store).summaries())
@@ -127,6 +134,9 @@ def _last_seen(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> 
 def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
     first when there are more plans than fit, then `(+N more: PlanList)`."""
+    from planning_core import Planner
+    from planning_core.render import active_plans_block
+
     summaries = Planner(store).summaries()
     current = _saved_current_plan(store, root, payload)
     summaries.sort(key=lambda s: s.name != current)  # stable: the rest stay oldest first
@@ -157,12 +167,25 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], 
     """One round of the session. `event` PostToolUseFailure: Claude Code's event for a
     refused call (an MCP result marked isError; observed in 2.1.197): a round that
     changed nothing."""
+    return count_round(lambda: store, store, root, payload, event)
+
+
+def count_round(
+    open_store: Callable[[], PlanStore],
+    store: PlanStore | None,
+    root: Path | None,
+    payload: dict[str, Any],
+    event: str = "PostToolUse",
+) -> str:
+    """post_tool_use with the store opened only when the round needs it (a reminder's
+    read, a plan approved): `store` is the one already open, if any (a store without
+    folders keeps the hook's state, so it is always open)."""
     session_id = payload.get("session_id")
     tool = payload.get("tool_name")
     if not isinstance(session_id, str) or not session_id or not isinstance(tool, str):
         return ""
     if tool == EXIT_PLAN_MODE and event == "PostToolUse":
-        return exit_plan_mode(store, root, session_id, payload)
+        return exit_plan_mode(open_store(), root, session_id, payload)
     with _session_state(store, root, session_id) as state:
         clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
         current = state.get("current_plan") if isinstance(state.get("current_plan"), str) else None
@@ -173,7 +196,7 @@ def post_tool_use(store: PlanStore, root: Path | None, payload: dict[str, Any], 
             clock,
             _our_tool(tool),
             succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
-            plan_has_work=lambda: _has_work(store, current),
+            plan_has_work=lambda: _has_work(open_store(), current),
         )
         if event == "PostToolUse":
             _work_seen(state, tool, payload)
@@ -221,6 +244,9 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     name = current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
     if name is None:
         return None
+    from planning_core import Planner
+    from planning_core.done import work_left
+
     planner = Planner(store)
     try:
         planner.complete_passed_gates(name)
@@ -268,6 +294,10 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
     approved = _approved(payload)
     if approved is None:
         return ""
+    from planning_core import Planner
+    from planning_core.actions import CREATED_PLAN
+    from planning_core.plan_text import read_plan
+
     text, where = approved
     with _session_state(store, root, session_id) as state:
         made = _dict(state.get("plan_mode_plans"))
@@ -286,6 +316,8 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
 
 
 def create_from_plan(planner: Planner, text: str) -> str:
+    from planning_core.plan_text import read_plan
+
     plan = read_plan(text)
     tasks = [
         {
@@ -302,6 +334,8 @@ def create_from_plan(planner: Planner, text: str) -> str:
 def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
     """New steps are added (each after the one before it), steps no longer in the plan
     are deleted while still pending; done or started work is never removed."""
+    from planning_core.models import TaskStatus
+
     tasks = planner.store.snapshot(name).tasks
     by_subject = {t.subject: t for t in tasks.values()}
     wanted = {s.subject for s in plan.steps}
@@ -327,6 +361,8 @@ def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
 
 
 def _board(store: PlanStore, name: str) -> str:
+    from planning_core.render import task_board
+
     snap = store.snapshot(name)
     tasks = list(snap.tasks.values())
     return task_board(snap.summary(), tasks, {t.id: t.blocked_by for t in tasks})
@@ -335,7 +371,9 @@ def _board(store: PlanStore, name: str) -> str:
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _session_state(store: PlanStore, root: Path | None, session_id: str) -> AbstractContextManager[dict[str, Any]]:
+def _session_state(
+    store: PlanStore | None, root: Path | None, session_id: str
+) -> AbstractContextManager[dict[str, Any]]:
     """The hook's state for one Claude Code session, saved when the block ends: in the
     store when it keeps sessions (shared by every machine), else in <root>/.hooks."""
     if root is None and isinstance(store, SharedSessions):
@@ -383,6 +421,8 @@ def _created_plan(response: Any) -> str | None:
     """The plan a PlanCreate answer names. Claude Code passes an MCP tool's answer as its
     content blocks (a text-only result) or, when it has structured content, as that
     content's JSON in a string; other shapes: a result holding either."""
+    from planning_core.actions import created_plan_name
+
     if isinstance(response, str):
         with contextlib.suppress(ValueError):
             response = json.loads(response)
@@ -406,6 +446,8 @@ def _created_plan(response: Any) -> str | None:
 
 
 def _has_work(store: PlanStore, current: str | None) -> bool:
+    from planning_core import Planner
+
     return Planner(store).has_work_in_progress(current)
 
 
@@ -416,6 +458,9 @@ def hook_store(
     when there is no planning folder here: this project does not use us, unless the hook
     `writes` (a plan approved in plan mode): then the folder is made where the server
     would make it on its first write, as the server makes it (store_choice.open_for_writing)."""
+    from planning_core import history  # the store's modules load it anyway
+
+    history.ACTOR.set("planning-mcp hook")  # who wrote, in the plans' history
     choice = hook_choice(root_arg, store_arg, payload)
     if choice.folder is None:
         return choice.open() if is_database_url(choice.url) else None
@@ -439,6 +484,10 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
     if not isinstance(payload, dict):
         return ""
     event = event or payload.get("hook_event_name")
+    if event in ("PostToolUse", "PostToolUseFailure") and not _writes(event, payload):
+        folder = hook_choice(root_arg, store_arg, payload).folder
+        if folder is not None:
+            return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
     store = hook_store(root_arg, store_arg, payload, writes=_writes(event, payload))
     if store is None:
         return ""
@@ -457,9 +506,51 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
         store.close()
 
 
+def _round_in_folder(
+    root: Path, root_arg: str | None, store_arg: str | None, payload: dict[str, Any], event: str
+) -> str:
+    """A round counted in <root>/.hooks, the file store opened only if the round reads
+    the plans (a reminder due): most tool calls never load it."""
+    if not (root / "todo").is_dir():
+        return ""
+    opened: list[PlanStore] = []
+
+    def open_store() -> PlanStore:
+        if not opened:
+            store = hook_store(root_arg, store_arg, payload)
+            if store is None:
+                raise FileNotFoundError(root / "todo")  # removed since the round began
+            opened.append(store)
+        return opened[0]
+
+    try:
+        return count_round(open_store, None, root, payload, event)
+    finally:
+        for store in opened:
+            store.close()
+
+
 def _root_of(store: PlanStore) -> Path | None:
     """The file store's root (where .hooks lives); None for stores without folders."""
     return store.root if isinstance(store, PlanFolders) else None
+
+
+def add_hook_parser(sub: Any) -> None:
+    """`planning-mcp hook [EVENT] [--root DIR] [--store URL]` (added to cli.parser(), and
+    to entry.py's parser of this command alone)."""
+    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (docs/claude-code-hooks.md)")
+    h.add_argument(
+        "event",
+        nargs="?",
+        help="SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure or Stop "
+        "(default: the payload's hook_event_name)",
+    )
+    add_store_arguments(h)
+
+
+def run_hook(args: argparse.Namespace) -> int:
+    """The parsed `hook` command; --root and --store may also come before `hook`."""
+    return main(args.event, args.sub_root or args.root, store_arg=args.sub_store or args.store)
 
 
 def main(

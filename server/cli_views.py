@@ -19,6 +19,7 @@ from planning_core.store import PlanFolders, PlanStore
 
 from . import log_view
 from .board.data import plan_data, select_plans
+from .claude_hook import add_hook_parser, run_hook
 from .cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
 from .store_choice import StoreChoice, StoreChoiceError, open_for_reading
 
@@ -45,21 +46,12 @@ def add_parsers(sub: Any) -> None:
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
     log_view.add_parser(sub, add_store_arguments)
-    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (docs/claude-code-hooks.md)")
-    h.add_argument(
-        "event",
-        nargs="?",
-        help="SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure or Stop "
-        "(default: the payload's hook_event_name)",
-    )
-    add_store_arguments(h)
+    add_hook_parser(sub)
 
 
 def run_view(args: argparse.Namespace, choice: StoreChoice | None) -> int:
     if args.command == "hook" or choice is None:
-        from .claude_hook import main as hook_main
-
-        return hook_main(args.event, args.sub_root or args.root, store_arg=args.sub_store or args.store)
+        return run_hook(args)
     try:
         store = open_for_reading(choice)
     except StoreChoiceError as e:  # cannot run as configured: the same exit code as `status` and serving
