@@ -1,0 +1,80 @@
+"""Claude Code waits on `planning-mcp hook` at every prompt and tool call: the hook loads
+no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call) loads
+no models either (no pydantic). Checked in a fresh interpreter the way the console script
+runs it (server.entry.main), listing what ended up in sys.modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planning_core import Planner
+from planning_core.stores.files import FileStore
+from tests.support.waits import bound
+
+NEVER = {"mcp", "rich", "anyio", "starlette", "uvicorn", "psycopg", "server.app", "server.cli"}
+MODELS = {"pydantic", "pydantic_core", "planning_core.models"}
+PROBE = """
+import io, json, sys
+event, payload, out = sys.argv[1:]
+sys.stdin = io.StringIO(payload)
+from server.entry import main
+code = main(["hook", event])
+with open(out, "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+
+def _loaded(project: Path, event: str, payload: dict[str, object], tmp_path: Path) -> tuple[set[str], str]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", PROBE, event, json.dumps({"cwd": str(project), **payload}), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=bound(30),
+        cwd=project,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("PLANNING_MCP_", "CLAUDE_"))},
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())
+    assert found["code"] == 0
+    assert done.stderr == ""  # the hook fails open, saying why on stderr
+    return set(found["modules"]), done.stdout
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    store = FileStore(folder / ".planning")
+    store.ensure_writable()
+    planner = Planner(store)
+    name = planner.create_plan("Ship", "a", "b", tasks=[{"subject": "One"}, {"subject": "Two"}]).name
+    planner.update_task(name, 1, status="in_progress")
+    store.close()
+    return folder
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["Bash", "mcp__planning__TaskUpdate"],
+)
+def test_a_round_loads_no_sdk_no_rich_no_models(project: Path, tmp_path: Path, tool: str) -> None:
+    payload = {"session_id": "s1", "tool_name": tool, "tool_input": {"taskId": 2, "plan": "ship"}}
+    modules, printed = _loaded(project, "PostToolUse", payload, tmp_path)
+    assert printed == ""  # the first round: no reminder due
+    assert not {m.split(".")[0] for m in modules} & NEVER
+    assert not modules & (NEVER | MODELS)
+    assert (project / ".planning" / ".hooks" / "s1.json").is_file()  # the round was counted
+
+
+@pytest.mark.parametrize("event", ["UserPromptSubmit", "SessionStart"])
+def test_the_active_plans_line_loads_no_sdk_and_no_rich(project: Path, tmp_path: Path, event: str) -> None:
+    modules, printed = _loaded(project, event, {"session_id": "s1", "source": "startup"}, tmp_path)
+    assert "# Active Plans" in printed
+    assert not {m.split(".")[0] for m in modules} & NEVER
+    assert not modules & NEVER
