@@ -145,4 +145,4 @@ def test_the_launcher_with_neither_planning_mcp_nor_uv_says_what_to_install(tmp_
     r = run([REPO / "bin" / "planning-mcp", "--version"], env, cwd=tmp_path, timeout=60)
     assert r.returncode == 127
     assert r.stdout == ""
-    assert "pipx install planning-mcp" in r.stderr and "uv" in r.stderr
+    assert "no planning-mcp on PATH and no uv" in r.stderr and "pipx install" in r.stderr
