@@ -1,13 +1,14 @@
 """The repository as a Claude Code plugin marketplace, checked by Claude Code's own CLI
 (no model needed): the plugin validates with nothing to report, installs from the local
 marketplace in one command, and `claude mcp list` in a sample project shows its server
-connected, whether `planning-mcp` is on PATH or only uv is there (the launcher then runs
-this checkout through `uvx`). The README's `.mcp.json` is pending until approved, then
+connected, whether `planning-mcp` is on PATH or only uv is there (the launcher then makes
+an environment of this checkout once). The README's `.mcp.json` is pending until approved, then
 connected. A health check (connect, list, disconnect) leaves no `.planning/` behind."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -15,12 +16,14 @@ import pytest
 
 from planning_core import Planner
 from planning_core.stores.files import FileStore
+from tests.claude_code.plugin import RELEASES, release_bin
 from tests.support.claude_model import documented_settings
 from tests.support.procs import REPO, console_script
 
-from .tools import claude, host_env, node_bin, python_tool, readme_block, run, tool_dir
+from .tools import claude, host_env, node_bin, python_tool, readme_block, readme_commands, run, tool_dir
 
 PLUGIN = "planning-mcp"
+GITHUB_REPO = "planning-mcp/planning-mcp"  # the README's marketplace: the project on GitHub
 HOOK_EVENTS = {
     "SessionStart": "startup|resume|clear|compact",
     "UserPromptSubmit": None,
@@ -92,22 +95,32 @@ def _sample_project(tmp_path: Path) -> Path:
     return project
 
 
-@pytest.mark.parametrize("found_by", ["path", "uvx"])
-def test_the_plugin_installed_from_the_local_marketplace_connects(tmp_path: Path, found_by: str) -> None:
-    """`path`: planning-mcp on PATH (pipx install); `uvx`: only uv, and the launcher runs
-    this checkout through `uvx --from` (as after adding the marketplace from GitHub)."""
+def install_as_the_readme_says(binary: Path | str, env: dict[str, str], project: Path) -> None:
+    """The README's plugin commands, with this checkout's path for the GitHub repository."""
+    for line in readme_commands("claude-code-plugin"):
+        args = shlex.split(line.replace(GITHUB_REPO, str(REPO)))
+        assert args[0] == "claude", line
+        done = run([binary, *args[1:]], env, cwd=project)
+        assert done.returncode == 0, f"{line}: {done.stdout}{done.stderr}"
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("found_by", ["path", "uv"])
+def test_the_plugin_installed_as_the_readme_says_connects(tmp_path: Path, found_by: str, release: str) -> None:
+    """`path`: planning-mcp on PATH (pipx install); `uv`: only uv, and the launcher makes
+    its environment of this checkout once (as after adding the marketplace from GitHub).
+    On both tested releases: the README's commands are the ones both accept."""
+    binary = release_bin(release)
     project = _sample_project(tmp_path)
-    if found_by == "path":
-        finder = Path(console_script()).parent
-    else:
-        finder = tool_dir(tmp_path, python_tool("uv"), python_tool("uvx"))
+    finder = Path(console_script()).parent if found_by == "path" else tool_dir(tmp_path, python_tool("uv"))
     env = host_env(tmp_path / "home", [node_bin(), finder])
-    if found_by == "uvx":  # the first run builds the checkout and fetches its dependencies, not in a health check
+    if found_by == "uv":  # the first run makes the environment (fetching dependencies), not in a health check
         warm = run([REPO / "bin" / "planning-mcp", "--version"], env, cwd=project)
         assert warm.returncode == 0, warm.stderr
-    installed = run([claude(), "plugin", "install", PLUGIN, "--marketplace", REPO], env, cwd=project)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    listing = run([claude(), "mcp", "list"], env, cwd=project)
+        again = run([REPO / "bin" / "planning-mcp", "--version"], {**env, "UV_OFFLINE": "1"}, cwd=project)
+        assert again.returncode == 0 and "first start" not in again.stderr, again.stderr  # no index asked
+    install_as_the_readme_says(binary, env, project)
+    listing = run([binary, "mcp", "list"], env, cwd=project)
     assert listing.returncode == 0, listing.stdout + listing.stderr
     assert "✔ Connected" in _server_line(listing.stdout, f"plugin:{PLUGIN}:{PLUGIN}")
     assert sorted(p.name for p in project.iterdir()) == [".git"]  # no .planning from a health check
@@ -140,9 +153,25 @@ def test_the_commands_are_the_servers_prompts() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+NEITHER = "no planning-mcp on PATH and no uv to install it"
+
+
 def test_the_launcher_with_neither_planning_mcp_nor_uv_says_what_to_install(tmp_path: Path) -> None:
     env = host_env(tmp_path / "home", [])  # /usr/bin:/bin only
     r = run([REPO / "bin" / "planning-mcp", "--version"], env, cwd=tmp_path, timeout=60)
     assert r.returncode == 127
     assert r.stdout == ""
-    assert "no planning-mcp on PATH and no uv" in r.stderr and "pipx install" in r.stderr
+    assert NEITHER in r.stderr and "pipx install" in r.stderr
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_plugin_that_cannot_start_says_why_in_claudes_debug_log(tmp_path: Path, release: str) -> None:
+    """The README's `claude --debug-file F mcp list`: the failed server's reason is in F."""
+    binary = release_bin(release)
+    project = _sample_project(tmp_path)
+    env = host_env(tmp_path / "home", [])  # neither planning-mcp nor uv
+    install_as_the_readme_says(binary, env, project)
+    log = tmp_path / "debug.log"
+    listing = run([binary, "--debug-file", log, "mcp", "list"], env, cwd=project)
+    assert "✘ Failed to connect" in _server_line(listing.stdout, f"plugin:{PLUGIN}:{PLUGIN}"), listing.stdout
+    assert NEITHER in log.read_text(encoding="utf-8")

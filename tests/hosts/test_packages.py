@@ -73,6 +73,20 @@ def test_the_wheel_runs_under_uvx_and_pipx_run(wheel: Path, tmp_path: Path, runn
     assert r.stdout.strip().splitlines()[-1] == f"planning-mcp {__version__}"
 
 
+def test_pipx_install_of_a_clone_puts_planning_mcp_on_path(tmp_path: Path) -> None:
+    """The README's way to have `planning-mcp` on PATH before it is on PyPI (the plugin's
+    launcher then runs it): `pipx install ./planning-mcp`, from a clone."""
+    clone = tmp_path / "planning-mcp"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=SLOW)
+    command = [python_tool("pipx"), "install", "./planning-mcp"]
+    bin_dir = tmp_path / "bin"
+    env = host_env(tmp_path / "home", [], {"PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(bin_dir)})
+    r = run(command, env, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    version = run([bin_dir / "planning-mcp", "--version"], env, cwd=tmp_path)
+    assert version.stdout.strip() == f"planning-mcp {__version__}", version.stderr
+
+
 def _bundle(tmp_path: Path) -> Path:
     out = tmp_path / "mcpb"
     r = subprocess.run(

@@ -123,3 +123,11 @@ def readme_block(marker: str) -> Any:
     found = re.search(rf"<!-- {re.escape(marker)} -->\s*```json\n(.*?)```", text, re.S)
     assert found, f"README.md has no JSON block after <!-- {marker} -->"
     return json.loads(found.group(1))
+
+
+def readme_commands(marker: str) -> list[str]:
+    """The command lines of the bash code block the README puts right after `<!-- marker -->`."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- {re.escape(marker)} -->\s*```bash\n(.*?)```", text, re.S)
+    assert found, f"README.md has no bash block after <!-- {marker} -->"
+    return [line for line in found.group(1).splitlines() if line.strip() and not line.startswith("#")]
