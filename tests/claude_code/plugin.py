@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +63,43 @@ def fresh_project(folder: Path) -> Path:
     return folder
 
 
-APPROVE = re.compile(r"❯ 2\. Yes")  # the dialog's second answer: approve, edits asked one by one
+CURSOR = re.compile(r"❯ (\d)\. ")  # the dialog's selected answer
+APPROVE = "2"  # the dialog's second answer: approve, edits asked one by one
 MAX_MOVES = 20
+DIALOG = "Would you like to proceed?"
+
+
+def _answer(ui: Any) -> str | None:
+    found = CURSOR.search(ui.screen())
+    return found.group(1) if found else None
+
+
+def _moved(ui: Any, before: str | None) -> bool:
+    return _answer(ui) != before
+
+
+def _answered(ui: Any) -> bool:
+    return DIALOG not in ui.screen()
 
 
 def approve_plan(ui: Any) -> None:
-    """Answer Claude Code's plan approval dialog with "Yes" (its second option). A fresh
-    dialog ignores keys for a moment on the newer release, so the cursor is moved until
-    the screen shows it moved (the dialog's own handshake), then Enter."""
-    ui.wait_for("Would you like to proceed?", timeout=bound(15))
+    """Answer Claude Code's plan approval dialog with "Yes" (its second answer). A fresh
+    dialog ignores keys for a moment on the newer release, so the cursor is moved one step
+    at a time, each step waited for on the screen (a key it ignored is sent again), until it
+    is on answer 2; then Enter, until the dialog closes."""
+    ui.wait_for(DIALOG, timeout=bound(15))
     for _ in range(MAX_MOVES):
+        at = _answer(ui)
+        if at == APPROVE:
+            ui.keys("Enter")
+            try:
+                wait_until(partial(_answered, ui), "the dialog to close", bound(2))
+                return
+            except AssertionError:
+                continue  # ignored too: sent again
         ui.keys("Down")
         try:
-            wait_until(lambda: APPROVE.search(ui.screen()) is not None, "the dialog's cursor on answer 2", bound(1))
+            wait_until(partial(_moved, ui, at), "the dialog's cursor to move", bound(2))
         except AssertionError:
-            continue
-        ui.keys("Enter")
-        return
+            continue  # ignored: sent again
     raise AssertionError(f"the plan dialog never took a key; last screen:\n{ui.screen()}")
