@@ -6,6 +6,7 @@ tool error, so it is written for a model that must recover on its own.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
@@ -217,10 +218,14 @@ class NextClaimMisused(InvalidInput):
 
 class NothingReady(PlanningError):
     """TaskUpdate taskId "next" found no task to claim; `reason` (ranking.nothing_ready)
-    says whether to wait, for what and until when, or to stop."""
+    says whether to wait, for what and until when, or to stop. `work_left`: some task the
+    claim may take is unfinished (a waiting claim waits); `wake_at`: when the first lease
+    on one of those runs out (a waiting claim tries again then), or None."""
 
-    def __init__(self, plan: str, reason: str) -> None:
+    def __init__(self, plan: str, reason: str, work_left: bool = False, wake_at: dt.datetime | None = None) -> None:
         self.reason = reason
+        self.work_left = work_left
+        self.wake_at = wake_at
         super().__init__(f"No task to claim in plan {plan}: {reason} Nothing was changed.")
 
 

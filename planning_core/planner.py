@@ -318,7 +318,8 @@ class Planner:
         snap = txn.view()  # read under the lock, before anything is staged
         best = ranking.best_ready(snap, now, pick)
         if best is None:
-            raise NothingReady(plan, ranking.nothing_ready_for(snap, now, pick))
+            hint = ranking.wait_hint(snap, now, pick)
+            raise NothingReady(plan, ranking.nothing_ready_for(snap, now, pick), hint.work_left, hint.wake_at)
         return best.id
 
     def _delete(self, txn: Any, plan: str, task: Task, get: graph.Lookup) -> TaskChange:

@@ -230,6 +230,20 @@ def _gate_parts(plan: str, gated: list[Task], running: bool) -> list[str]:
     return parts
 
 
+class WaitHint(NamedTuple):
+    work_left: bool  # a task the claim may take is unfinished
+    wake_at: dt.datetime | None  # the first lease on one of those that runs out, if any
+
+
+def wait_hint(snap: PlanSnapshot, now: dt.datetime, pick: Pick = ANY) -> WaitHint:
+    """What a claim that waits (TaskUpdate waitSeconds) waits for, when nothing is ready:
+    whether there is work left for it at all, and when a lease on it runs out (the only
+    way a task becomes claimable with no write)."""
+    left = [t for t in snap.tasks.values() if t.status is not TaskStatus.COMPLETED and pick.matches(t)]
+    ends = [until for t in left if (until := graph.lease_runs_out(t)) is not None and until > now]
+    return WaitHint(bool(left), min(ends) if ends else None)
+
+
 def _label_counts(tasks: list[Task]) -> str:
     """`backend 3, ui 1, no label 1`: the labels ready tasks carry, the most common first."""
     counts: dict[str, int] = {}

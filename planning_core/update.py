@@ -51,6 +51,9 @@ from .models import (
 )
 
 MAX_LEASE_SECONDS = 86_400  # a day: a longer claim is better held without a lease
+# The longest a claim of the next task waits for one to become ready (waitSeconds): under
+# the minute that clients commonly allow a tool call before they give up on it.
+MAX_WAIT_SECONDS = 50
 CLAIM_HISTORY = "claimHistory"  # the metadata key of the hand-overs after a lease ran out
 CLAIM_HISTORY_KEPT = 5  # the last few; older entries are dropped
 
@@ -170,6 +173,20 @@ def next_pick(next_claim: bool, raw: TaskPatch, p: TaskPatch) -> ranking.Pick:
         if reason:
             raise InvalidInput(reason + " Nothing was changed.")
     return ranking.Pick(raw.label, p.values.pop("parent", None))
+
+
+def wait_seconds(value: object, task_id: object) -> int:
+    """A claim's waitSeconds, checked (0: not sent): 1 to MAX_WAIT_SECONDS, with taskId "next"."""
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_WAIT_SECONDS:
+        raise InvalidInput(f"waitSeconds must be a whole number from 1 to {MAX_WAIT_SECONDS}. Nothing was changed.")
+    if not (isinstance(task_id, str) and task_id.strip().lower() == ranking.NEXT_TASK):
+        raise InvalidInput(
+            f'waitSeconds belongs to a claim of taskId "{ranking.NEXT_TASK}": it waits for a task to become '
+            "ready. Nothing was changed."
+        )
+    return value
 
 
 def _lease_seconds(value: object, owner: str | None) -> int | None:

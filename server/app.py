@@ -110,6 +110,7 @@ def build_server(
                 tg.cancel_scope.cancel()
                 runs[0] -= 1
                 if not runs[0]:
+                    state.changes.close()  # the follower of waiting claims, if one runs
                     with anyio.CancelScope(shield=True):
                         await anyio.to_thread.run_sync(verifier.close)
 

@@ -10,7 +10,8 @@ board's pages, `watch`):
   counter that moves when a plan may have changed, so that each page compares an integer
   instead of asking the store (a stat per plan, or a database query) several times a
   second. Its follower is a thread (the feed blocks) that runs while someone reads the
-  counter and stops IDLE_AFTER seconds after the last read.
+  counter or listens (`listening`: a claim that waits is woken by it) and stops
+  IDLE_AFTER seconds after the last read with no one listening.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from planning_core import PlanningError, StorageError
@@ -124,6 +126,7 @@ class ChangeCounter:
         # Whether the store's change feed is being followed now: every change then moves the
         # counter, a file edited in place too; polling, such an edit moves no plan version.
         self.following = False
+        self._listeners: list[Callable[[], None]] = []  # told each time the counter moves
 
     def current(self) -> int:
         """The counter now (starting the follower if it is not running)."""
@@ -141,12 +144,31 @@ class ChangeCounter:
     def close(self) -> None:
         self._stop.set()
 
+    @contextmanager
+    def listening(self, moved: Callable[[], None]) -> Iterator[None]:
+        """`moved` is called (from the follower's thread: it must not block) each time the
+        counter moves while the block runs; the follower runs at least that long."""
+        with self._lock:
+            self._listeners.append(moved)
+        try:
+            self.current()
+            yield
+        finally:
+            with self._lock:
+                self._listeners.remove(moved)
+                self._last_read = time.monotonic()
+
     def _bump(self) -> None:
         with self._lock:
             self._count += 1
+            told = list(self._listeners)
+        for moved in told:
+            moved()
 
     def _idle(self, stop: threading.Event) -> bool:
         with self._lock:
+            if self._listeners:
+                self._last_read = time.monotonic()  # someone waits on it: not idle
             if time.monotonic() - self._last_read > IDLE_AFTER:
                 stop.set()  # ends the feed too
                 self._thread = None  # the next read starts another

@@ -19,6 +19,7 @@ from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.store import PlanStore, SharedSessions
 
+from .changes import ChangeCounter
 from .hosts import client_name
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,12 @@ class AppState:
     sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
     # The store, when it keeps sessions: decided once, not on every tool call.
     shared: SharedSessions | None = field(init=False)
+    # The store's changes, followed while a claim waits for a task (claim_wait.py).
+    changes: ChangeCounter = field(init=False)
 
     def __post_init__(self) -> None:
         self.shared = self.store if isinstance(self.store, SharedSessions) else None
+        self.changes = ChangeCounter(self.store)
 
     def keeper(self, key: str) -> SharedSessions | None:
         """The store that keeps this session, if any. A stdio process is one session of its

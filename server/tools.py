@@ -41,7 +41,7 @@ from planning_core.outcomes import (
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 from planning_core.ranking import NEXT_TASK
 
-from . import approval, sdk
+from . import approval, claim_wait, sdk
 from .review import review as plan_review
 from .state import AppState, app_state, history_author, session_key
 
@@ -98,6 +98,43 @@ def _progress(ctx: Context) -> Callable[[float, float, str], None]:
         anyio.from_thread.run(ctx.report_progress, done, total, message)
 
     return send
+
+
+async def _answer_seen(
+    ctx: Context, call: Callable[[Actions, Session], Outcome[Any]]
+) -> tuple[CallToolResult, PlanningError | None]:
+    """`_answer`, and the refusal the call raised, if any (a claim that waits reads it)."""
+    seen: list[PlanningError] = []
+
+    def run(actions: Actions, session: Session) -> Outcome[Any]:
+        try:
+            return call(actions, session)
+        except PlanningError as e:
+            seen.append(e)
+            raise
+
+    result = await _answer(ctx, run)
+    return result, seen[0] if seen else None
+
+
+async def _task_update(ctx: Context, task_id: Any, plan: str | None, patch: TaskPatch, wait: Any) -> CallToolResult:
+    """TaskUpdate: the change; a claim that waits (claim_wait.py); a completion of a task
+    gated for a person, asked of the client's user where it can (approval.py)."""
+
+    def call(a: Actions, s: Session) -> Outcome[TaskUpdated]:
+        return a.task_update(s, task_id, plan, patch, progress=_progress(ctx))
+
+    if wait is not None:
+        return await claim_wait.claim(ctx, lambda: _answer_seen(ctx, call), wait, task_id)
+    result = await _answer(ctx, call)
+    if result.is_error and patch.status == "completed":
+        asked = await approval.asked_person(ctx, task_id, plan)  # a task gated for a person
+        if asked:
+            result = await _answer(ctx, lambda a, s: a.approve(s, task_id, plan))
+        if asked is not None:
+            said = approval.APPROVED if asked else approval.NOT_APPROVED
+            result.content.append(TextContent(type="text", text=said))
+    return result
 
 
 def invalid_arguments(tool: str, problems: list[str]) -> str:
@@ -364,6 +401,7 @@ def register(server: MCPServer[AppState]) -> None:
         acceptance: Criteria = None,
         label: str | None = None,
         note: str | None = None,
+        waitSeconds: StrictInt | None = None,  # 1 to update.MAX_WAIT_SECONDS, with "next"
         plan: PlanName = None,
     ) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task (in_progress + owner claims it; deleted removes it). note appends; a
@@ -388,15 +426,7 @@ def register(server: MCPServer[AppState]) -> None:
             gate=gate,
             acceptance=acceptance,
         )
-        result = await _answer(ctx, lambda a, s: a.task_update(s, taskId, plan, patch, progress=_progress(ctx)))
-        if result.is_error and status == "completed":
-            asked = await approval.asked_person(ctx, taskId, plan)  # a task gated for a person
-            if asked:
-                result = await _answer(ctx, lambda a, s: a.approve(s, taskId, plan))
-            if asked is not None:
-                said = approval.APPROVED if asked else approval.NOT_APPROVED
-                result.content.append(TextContent(type="text", text=said))
-        return result
+        return await _task_update(ctx, taskId, plan, patch, waitSeconds)
 
     @server.tool(name="TaskList", annotations=READ)
     async def task_list(

@@ -126,3 +126,74 @@ def test_no_note_is_lost_when_8_agents_write_at_once(team: Team) -> None:
     assert ok, text
     texts = [n["text"] for n in data["task"]["notes"]]
     assert sorted(texts) == sorted(f"{w.name} {n}" for w in writers for n in range(NOTES_EACH))
+
+
+WAIT = 50  # waitSeconds: the most a claim waits; an answer far before it came from a change
+PROGRESS = "notifications/progress"
+
+
+def start_waiting(agent: Agent, plan: str, owner: str, token: str, **more: Any) -> int:
+    """A claim of the next task that waits, with a progressToken; returns once the server
+    says it waits (its first progress notification: the handshake)."""
+    args = {"taskId": "next", "status": "in_progress", "owner": owner, "plan": plan, "waitSeconds": WAIT, **more}
+    rid = agent.send("tools/call", {"name": "TaskUpdate", "arguments": args, "_meta": {"progressToken": token}})
+    first = agent.notice(PROGRESS)
+    assert first["params"]["progressToken"] == token and first["params"]["total"] == WAIT, first
+    assert "Waiting for a task" in first["params"]["message"], first
+    return rid
+
+
+def test_a_waiting_claim_returns_once_a_task_becomes_ready(team: Team) -> None:
+    alice, bob = team.agent("alice"), team.agent("bob")
+    plan = make_plan(alice, [{"subject": "first"}, {"subject": "then", "blockedBy": [1]}])
+    ok, text, _ = claim(alice, plan, "alice", 600)
+    assert ok, text
+    rid = start_waiting(bob, plan, "bob", "w1")
+    began = time.monotonic()
+    ok, text, _ = alice.call("TaskUpdate", {"taskId": 1, "plan": plan, "status": "completed"})
+    assert ok, text
+    ok, text, data = bob.result(rid)
+    took = time.monotonic() - began
+    print(f"a waiting claim answered {took:.3f} s after the task became ready")  # shown with -s
+    assert ok and data["taskId"] == 2 and "Claimed: #2 then" in text, text
+    # Woken by the change (the only other way out is waitSeconds running out).
+    assert took < min(bound(1), WAIT / 2), f"answered {took:.2f} s after the task became ready"
+    # No tries while it waited: one request, and at most a progress note every 5 s.
+    assert len([n for n in bob.notices if n["method"] == PROGRESS]) <= took / 5 + 1
+
+
+def test_a_waiting_claim_takes_a_task_whose_lease_runs_out(team: Team) -> None:
+    """No write happens when a lease runs out: the claim wakes at its end by itself."""
+    alice, bob = team.agent("alice"), team.agent("bob")
+    plan = make_plan(alice, [{"subject": "only"}])
+    ok, text, _ = claim(alice, plan, "alice", 2)  # and alice goes quiet
+    assert ok, text
+    rid = start_waiting(bob, plan, "bob", "w2")
+    ok, text, data = bob.result(rid)
+    assert ok and data["taskId"] == 1, text
+    ok, text, data = bob.call("TaskGet", {"taskId": 1, "plan": plan})
+    assert data["task"]["owner"] == "bob" and data["task"]["metadata"]["claimHistory"][0]["owner"] == "alice"
+
+
+@pytest.mark.parametrize("leaving", ["cancel", "disconnect"])
+def test_a_waiting_claim_the_client_leaves_holds_nothing(team: Team, leaving: str) -> None:
+    alice, bob, carol = team.agent("alice"), team.agent("bob"), team.agent("carol")
+    plan = make_plan(alice, [{"subject": "first"}, {"subject": "then", "blockedBy": [1]}])
+    ok, text, _ = claim(alice, plan, "alice", 600)
+    assert ok, text
+    rid = start_waiting(bob, plan, "bob", "w3")
+    if leaving == "cancel":
+        bob.send("notifications/cancelled", {"requestId": rid, "reason": "the user stopped"}, notify=True)
+        # Still serving, and its request is gone: a call after the cancel is answered.
+        ok, text, _ = bob.call("TaskList", {"plan": plan})
+        assert ok, text
+    else:
+        assert bob.proc.stdin is not None
+        bob.proc.stdin.close()
+        assert bob.proc.wait(timeout=bound(10)) == 0, bob.log.read_text()
+    ok, text, _ = alice.call("TaskUpdate", {"taskId": 1, "plan": plan, "status": "completed"})
+    assert ok, text
+    ok, text, data = claim(carol, plan, "carol", 600)
+    assert ok and data["taskId"] == 2, text  # bob's wait took nothing
+    ok, text, data = carol.call("TaskGet", {"taskId": 2, "plan": plan})
+    assert data["task"]["owner"] == "carol" and "claimHistory" not in data["task"]["metadata"], text

@@ -11,6 +11,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,24 @@ class Agent:
         return self.next_id
 
     def answer(self, rid: int, timeout: float = bound(60)) -> dict[str, Any]:
+        found = self._read_until(lambda: self.early.pop(rid, None), timeout)
+        assert found is not None
+        return found
+
+    def notice(self, method: str, timeout: float = bound(60)) -> dict[str, Any]:
+        """The first notification of `method` not looked at yet (answers read meanwhile are kept)."""
+
+        def first() -> dict[str, Any] | None:
+            for i, msg in enumerate(self.notices):
+                if msg["method"] == method:
+                    return self.notices.pop(i)
+            return None
+
+        found = self._read_until(first, timeout)
+        assert found is not None
+        return found
+
+    def _read_until(self, found: Callable[[], dict[str, Any] | None], timeout: float) -> dict[str, Any] | None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -64,11 +83,12 @@ class Agent:
                     self.notices.append(msg)
                 elif "method" not in msg and isinstance(msg.get("id"), int):
                     self.early[msg["id"]] = msg  # several calls may be in flight, answered in any order
-            if rid in self.early:
-                return self.early.pop(rid)
+            got = found()
+            if got is not None:
+                return got
             left = deadline - time.monotonic()
             ready, _, _ = select.select([fd], [], [], max(left, 0))
-            assert ready, f"{self.name}: no answer within {timeout}s; stderr: {self.log.read_text()}"
+            assert ready, f"{self.name}: nothing expected within {timeout}s; stderr: {self.log.read_text()}"
             chunk = os.read(fd, 1 << 16)
             assert chunk, f"{self.name}: the server closed stdout; stderr: {self.log.read_text()}"
             self.pending += chunk
