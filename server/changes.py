@@ -127,6 +127,9 @@ class ChangeCounter:
         # counter, a file edited in place too; polling, such an edit moves no plan version.
         self.following = False
         self._listeners: list[Callable[[], None]] = []  # told each time the counter moves
+        # Set at the follower's first look after its feed began: a change from then on moves
+        # the counter; one made before may have been missed by the feed (not by a look then).
+        self.armed = threading.Event()
 
     def current(self) -> int:
         """The counter now (starting the follower if it is not running)."""
@@ -135,8 +138,9 @@ class ChangeCounter:
             if self._thread is None or not self._thread.is_alive():
                 self.following = isinstance(self.store, ChangeFeed)  # from now: the thread begins with it
                 self._stop = threading.Event()
+                self.armed = threading.Event()
                 self._thread = threading.Thread(
-                    target=self._follow, args=(self._stop,), name="plan-changes", daemon=True
+                    target=self._follow, args=(self._stop, self.armed), name="plan-changes", daemon=True
                 )
                 self._thread.start()
             return self._count
@@ -147,7 +151,9 @@ class ChangeCounter:
     @contextmanager
     def listening(self, moved: Callable[[], None]) -> Iterator[None]:
         """`moved` is called (from the follower's thread: it must not block) each time the
-        counter moves while the block runs; the follower runs at least that long."""
+        counter moves while the block runs, and once when the follower is `armed` if it was
+        not yet (look again then: a change just before may have been missed); the follower
+        runs at least that long."""
         with self._lock:
             self._listeners.append(moved)
         try:
@@ -161,6 +167,10 @@ class ChangeCounter:
     def _bump(self) -> None:
         with self._lock:
             self._count += 1
+        self._tell()
+
+    def _tell(self) -> None:
+        with self._lock:
             told = list(self._listeners)
         for moved in told:
             moved()
@@ -180,12 +190,15 @@ class ChangeCounter:
         except (OSError, PlanningError):
             return None  # the database away for a moment: compare again later
 
-    def _follow(self, stop: threading.Event) -> None:
+    def _follow(self, stop: threading.Event, armed: threading.Event) -> None:
         changes = PlanChanges(self._versions() or {}, FEED_SETTLE)
         for tick in follow(self.store, stop, feed_wait=FEED_WAIT, poll_every=POLL_INTERVAL, failed=self._polling):
             if tick.polling:
                 changes.settle = POLL_SETTLE
             self._look(changes, tick.names)
+            if not armed.is_set():
+                armed.set()
+                self._tell()
             if self._idle(stop):
                 return
 

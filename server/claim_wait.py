@@ -8,7 +8,10 @@ have passed, with the refusal as it stands then. It does not poll the plan: betw
 it only waits. While it waits it holds no lock and no thread (each try is one ordinary
 claim, off the event loop), tells the client how long it has waited (a progress
 notification, where the client sent a progressToken), and ends at once when the client
-cancels or goes away (the SDK cancels the call; nothing was claimed for it).
+cancels or goes away (the SDK cancels the call; nothing was claimed for it). The first
+claim to wait on a server starts that follower, and waits for its first look (within
+FEED_WAIT) before it tries again and tells the client it waits: a change made while the feed
+was starting is then seen by that try, not lost until the follower's next comparison.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from planning_core import PlanningError, update
 from planning_core.errors import NothingReady
 
+from .changes import FEED_WAIT
 from .state import app_state
 
 PROGRESS_EVERY = 5.0  # seconds between progress notifications while a claim waits
@@ -32,6 +36,7 @@ PROGRESS_EVERY = 5.0  # seconds between progress notifications while a claim wai
 # so the clocks that judge it agree it has run out.
 LEASE_SLACK = 0.05
 
+ARM_WAIT = FEED_WAIT + 1.0  # a follower starting looks within FEED_WAIT; past this it is late
 Attempt = Callable[[], Awaitable[tuple[CallToolResult, PlanningError | None]]]
 
 
@@ -57,6 +62,9 @@ async def claim(ctx: Context, attempt: Attempt, wait_seconds: object, task_id: o
     start = time.monotonic()
     deadline = start + seconds
     with state.changes.listening(wake):
+        if not state.changes.armed.is_set():  # the follower is starting: until it looks (it says so)
+            with anyio.move_on_after(ARM_WAIT):
+                await moved.wait()
         while True:
             moved.clear()  # before the try: a change during it wakes the next wait at once
             result, refusal = await attempt()  # the first once listening: a change before it is seen
