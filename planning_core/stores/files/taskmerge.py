@@ -71,30 +71,51 @@ def _kept(doc: Doc, name: str, loser: Doc, value: Any, branch: str | None) -> No
 def merge_task(base: Doc, ours: Doc, theirs: Doc, branch: str | None = None) -> Doc:
     """One task changed on both sides (the rules in the module's text)."""
     theirs_win = _later(ours, theirs)
-    winner, loser = (theirs, ours) if theirs_win else (ours, theirs)
+    loser = ours if theirs_win else theirs
     merged: Doc = dict(ours)
     losses: list[tuple[str, Any]] = []
     for key in [*ours, *(k for k in theirs if k not in ours)]:
-        if key in ("id", INCOMING):
-            continue
-        b, o, t = base.get(key), ours.get(key), theirs.get(key)
-        if key in EDGES:
-            merged[key] = _merge_ids(*(v if isinstance(v, list) else [] for v in (b, o, t)))
-        elif key == "updatedAt":
-            merged[key] = max(str(o or ""), str(t or ""))
-        elif key == "metadata" and all(isinstance(v, dict) or v is None for v in (b, o, t)):
-            merged[key], lost = _merge_metadata(b or {}, o or {}, t or {}, theirs_win)
-            losses += [(f"metadata.{k}", v) for k, v in lost]
-        elif o in (b, t):
-            _put(merged, key, t, key in theirs)
-        elif t == b:
-            _put(merged, key, o, key in ours)
-        else:
-            _put(merged, key, winner.get(key), key in winner)
-            losses.append((key, loser.get(key)))
+        if key not in ("id", INCOMING):
+            losses += _merge_field(merged, key, (base, ours, theirs), theirs_win)
     for name, value in losses:
         _kept(merged, name, loser, value, branch if loser is theirs else None)
     return merged
+
+
+def _merge_field(merged: Doc, key: str, sides: tuple[Doc, Doc, Doc], theirs_win: bool) -> list[tuple[str, Any]]:
+    """Field `key` of (base, ours, theirs) merged into `merged`; the losing side's values
+    where both sides changed it."""
+    base, ours, theirs = sides
+    b, o, t = base.get(key), ours.get(key), theirs.get(key)
+    if key in EDGES or key == "updatedAt" or (key == "metadata" and _all_objects(b, o, t)):
+        return _merge_structured(merged, key, (b, o, t), theirs_win)
+    if o in (b, t):
+        _put(merged, key, t, key in theirs)
+    elif t == b:
+        _put(merged, key, o, key in ours)
+    else:
+        winner, loser = (theirs, ours) if theirs_win else (ours, theirs)
+        _put(merged, key, winner.get(key), key in winner)
+        return [(key, loser.get(key))]
+    return []
+
+
+def _all_objects(*values: Any) -> bool:
+    return all(isinstance(v, dict) or v is None for v in values)
+
+
+def _merge_structured(merged: Doc, key: str, values: tuple[Any, Any, Any], theirs_win: bool) -> list[tuple[str, Any]]:
+    """The fields merged by their own rule: links (every id either side keeps), updatedAt
+    (the later), metadata (key by key)."""
+    b, o, t = values
+    if key in EDGES:
+        merged[key] = _merge_ids(*(v if isinstance(v, list) else [] for v in (b, o, t)))
+        return []
+    if key == "updatedAt":
+        merged[key] = max(str(o or ""), str(t or ""))
+        return []
+    merged[key], lost = _merge_metadata(b or {}, o or {}, t or {}, theirs_win)
+    return [(f"metadata.{k}", v) for k, v in lost]
 
 
 def _put(doc: Doc, key: str, value: Any, present: bool) -> None:
