@@ -84,12 +84,9 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> i
     """git's merge driver: the result goes into ours_path; 0 when merged."""
     if not owned(path):
         return _git_default_merge(base_path, ours_path, theirs_path)
-    name = os.path.basename(path)
     plan = os.path.dirname(path)
-    if name == HIGHWATERMARK:
-        values = [v for v in (mark_value(p) for p in (base_path, ours_path, theirs_path)) if v is not None]
-        if values:
-            Path(ours_path).write_text(f"{max(values)}\n")
+    if os.path.basename(path) == HIGHWATERMARK:
+        _merge_mark(base_path, ours_path, theirs_path)
         _mark_pending(plan)
         return 0
     base, ours, theirs = (read_doc(p) for p in (base_path, ours_path, theirs_path))
@@ -99,14 +96,7 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> i
         Path(ours_path).write_bytes(Path(theirs_path).read_bytes())
         return 0
     if not isinstance(ours, dict) or not isinstance(theirs, dict):
-        # One side is not a task: keep our file as it is (theirs if ours is the valid one,
-        # so the hand-edited file is the one left), the other version saved and reported.
-        keep_theirs = isinstance(ours, dict)
-        other = ours_path if keep_theirs else theirs_path
-        saved = _save_other(path, other, "ours" if keep_theirs else "theirs")
-        if keep_theirs:
-            Path(ours_path).write_bytes(Path(theirs_path).read_bytes())
-        _mark_pending(plan, f"{path}: not a valid task file on one side; kept as it is, the other version in {saved}")
+        _keep_the_invalid_one(path, ours_path, theirs_path, keep_theirs=isinstance(ours, dict))
         return 0
     merged, parked = merge_task_file(*paired_by_id(path, base, ours, theirs), _branch_label())
     # git's own temporary file, read back by git: no need for the store's crash-safe write.
@@ -114,6 +104,24 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> i
     if parked or merged.get("blockedBy") != ours.get("blockedBy"):
         _mark_pending(plan)
     return 0
+
+
+def _merge_mark(base_path: str, ours_path: str, theirs_path: str) -> None:
+    """`.highwatermark`: the highest of the three (an id any side used is never reused)."""
+    values = [v for v in (mark_value(p) for p in (base_path, ours_path, theirs_path)) if v is not None]
+    if values:
+        Path(ours_path).write_text(f"{max(values)}\n")
+
+
+def _keep_the_invalid_one(path: str, ours_path: str, theirs_path: str, *, keep_theirs: bool) -> None:
+    """One side is not a task: keep our file as it is (theirs if ours is the valid one, so the
+    hand-edited file is the one left), the other version saved and reported."""
+    other = ours_path if keep_theirs else theirs_path
+    saved = _save_other(path, other, "ours" if keep_theirs else "theirs")
+    if keep_theirs:
+        Path(ours_path).write_bytes(Path(theirs_path).read_bytes())
+    note = f"{path}: not a valid task file on one side; kept as it is, the other version in {saved}"
+    _mark_pending(os.path.dirname(path), note)
 
 
 # ---------------------------------------------------------------- the git directory
@@ -181,43 +189,53 @@ def run_hook(name: str, args: Sequence[str]) -> int:
     if name == "post-commit" and any((git_dir / d).is_dir() for d in SEQUENCES):
         return 0  # the picks of a rebase go on from the commit they made; fixed when it ends
     pending = git_dir / PENDING
-    plans_file = pending / PENDING_PLANS
-    if not plans_file.is_file():
+    if not (pending / PENDING_PLANS).is_file():
         return 0
     top = Path(git("rev-parse", "--show-toplevel"))
+    plans, notes = _take_pending(pending)
+    branch = _operation_branch(git_dir)
+    written: list[str] = []
+    for plan in plans:
+        folder = plan_folder(top, plan)
+        if folder is not None:
+            written += _fix_one(folder, plan, branch, notes)
+    if written:
+        git("add", "--", *written, cwd=str(top))
+        if not (name == "post-merge" and args[:1] == ["1"]):  # a squash merge made no commit
+            _fold_into_head(top)
+    return 0
+
+
+def _take_pending(pending: Path) -> tuple[list[str], list[str]]:
+    """The plans the driver marked and its notes, taken (the files removed)."""
+    plans_file = pending / PENDING_PLANS
     plans = sorted({p for p in plans_file.read_text(encoding="utf-8").split(SEPARATOR) if p})
     notes_file = pending / "notes"
     notes = notes_file.read_text(encoding="utf-8").split(SEPARATOR) if notes_file.is_file() else []
     plans_file.unlink()
     if notes_file.is_file():
         notes_file.unlink()
-    branch = _operation_branch(git_dir)
-    written: list[str] = []
-    for plan in plans:
-        folder = plan_folder(top, plan)
-        if folder is None:
-            continue
-        try:
-            with plan_lock(folder / LOCK, LOCK_WAIT):  # a server may be writing this plan
-                fixed = fix_plan(folder, branch)
-        except (LockTimeout, LockUnavailable) as e:
-            _mark_pending(plan)  # the next commit tries again
-            print(
-                f"planning-mcp: plan {folder.name} not fixed after the merge ({e}); it will be at the next commit",
-                file=sys.stderr,
-            )
-            continue
-        lines = fixed.lines(folder.name) + [n for n in notes if n.startswith(plan + "/")]
-        if not add_notes(folder, lines):
-            lines.append(f"plan {folder.name}: {MERGE_NOTES} is not a regular file; these notes are only here")
-        for line in lines:
-            print(f"planning-mcp: {escape(line)}", file=sys.stderr)
-        written += [str(p) for p in fixed.written]
-    if written:
-        git("add", "--", *written, cwd=str(top))
-        if not (name == "post-merge" and args[:1] == ["1"]):  # a squash merge made no commit
-            _fold_into_head(top)
-    return 0
+    return plans, notes
+
+
+def _fix_one(folder: Path, plan: str, branch: str | None, notes: list[str]) -> list[str]:
+    """Fix one marked plan under its lock and tell what was done; the files written."""
+    try:
+        with plan_lock(folder / LOCK, LOCK_WAIT):  # a server may be writing this plan
+            fixed = fix_plan(folder, branch)
+    except (LockTimeout, LockUnavailable) as e:
+        _mark_pending(plan)  # the next commit tries again
+        print(
+            f"planning-mcp: plan {folder.name} not fixed after the merge ({e}); it will be at the next commit",
+            file=sys.stderr,
+        )
+        return []
+    lines = fixed.lines(folder.name) + [n for n in notes if n.startswith(plan + "/")]
+    if not add_notes(folder, lines):
+        lines.append(f"plan {folder.name}: {MERGE_NOTES} is not a regular file; these notes are only here")
+    for line in lines:
+        print(f"planning-mcp: {escape(line)}", file=sys.stderr)
+    return [str(p) for p in fixed.written]
 
 
 def plan_folder(top: Path, plan: str) -> Path | None:
