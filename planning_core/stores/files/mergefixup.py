@@ -182,17 +182,9 @@ def fix_plan(folder: Path, branch: str | None = None) -> FixUp:
     hwm = mark_value(str(folder / HIGHWATERMARK)) or 0
     start = max([hwm, *docs, *unreadable])
     _renumber(docs, start, branch, done)
-    known = set(docs) | unreadable
-    for doc in docs.values():
-        doc["blockedBy"] = sorted({b for b in ids(doc, "blockedBy") if b in known and b != doc["id"]})
+    _drop_unknown_blockers(docs, set(docs) | unreadable)
     _break_cycles(docs, done)
-    blocks: dict[int, set[int]] = {i: set() for i in docs}
-    for task_id, doc in docs.items():
-        for b in doc["blockedBy"]:
-            if b in blocks:  # an unreadable blocker's own list is left as it is
-                blocks[b].add(task_id)
-    for task_id, doc in docs.items():
-        doc["blocks"] = sorted(blocks[task_id] | {i for i in ids(doc, "blocks") if i in unreadable})
+    _mirror_blocks(docs, unreadable)
     writes = [(folder / task_filename(i), text) for i, d in docs.items() if (text := task_text(d)) != before.get(i)]
     top = max([hwm, *docs, *unreadable])
     if top != mark_value(str(folder / HIGHWATERMARK)):
@@ -200,6 +192,23 @@ def fix_plan(folder: Path, branch: str | None = None) -> FixUp:
     replace_many(writes)
     done.written = [Path(p) for p, _ in writes]
     return done
+
+
+def _drop_unknown_blockers(docs: dict[int, Doc], known: set[int]) -> None:
+    """Each task's blockedBy keeps only tasks of the folder (readable or not), never itself."""
+    for doc in docs.values():
+        doc["blockedBy"] = sorted({b for b in ids(doc, "blockedBy") if b in known and b != doc["id"]})
+
+
+def _mirror_blocks(docs: dict[int, Doc], unreadable: set[int]) -> None:
+    """Each task's blocks made the mirror of the blockedBy lists (links to an unreadable task kept)."""
+    blocks: dict[int, set[int]] = {i: set() for i in docs}
+    for task_id, doc in docs.items():
+        for b in doc["blockedBy"]:
+            if b in blocks:  # an unreadable blocker's own list is left as it is
+                blocks[b].add(task_id)
+    for task_id, doc in docs.items():
+        doc["blocks"] = sorted(blocks[task_id] | {i for i in ids(doc, "blocks") if i in unreadable})
 
 
 MAX_NOTES_BYTES = 64 * 1024  # what the server reads of a plan's notes at start-up
