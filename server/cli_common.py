@@ -12,10 +12,12 @@ reader (`| head`), as a program ended by SIGPIPE reports."""
 from __future__ import annotations
 
 import logging
-
-from planning_core.events import EventHooks
+from typing import TYPE_CHECKING
 
 from .store_choice import add_store_arguments
+
+if TYPE_CHECKING:  # loaded by load_hooks: the Claude Code hook imports this module for EXIT_OK
+    from planning_core.events import EventHooks
 
 __all__ = [
     "EXIT_CONFIG",
@@ -41,6 +43,8 @@ HOOKS_HELP = "event hooks file (JSON; default: $PLANNING_MCP_HOOKS)"
 
 def load_hooks(path: str | None) -> EventHooks | None:
     """The hooks file, logged once; raises HookConfigError (a bad file cannot run: exit 2)."""
+    from planning_core.events import EventHooks
+
     hooks = EventHooks.load(path)
     if hooks:
         events = ", ".join(f"{e} ({len(c)})" for e, c in hooks.commands.items() if c)
