@@ -24,7 +24,7 @@ from typing import Any
 
 from .errors import InvalidInput
 from .importing import BEADS_STATUS, MAX_IMPORTED_TASKS, ImportedPlan, ImportedTask
-from .models import TaskStatus
+from .models import MAX_NOTE, TaskStatus
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a source bigger than this is refused, never read
 FORMATS = ("beads", "taskmaster", "claude", "tasksmd")
@@ -147,7 +147,18 @@ def _beads_issue(path: Path, issue: dict[str, Any], n: int) -> ImportedTask:
         owner=_text(issue.get("assignee") or issue.get("owner")),
         blocked_by=blocked_by,
         metadata=meta,
+        notes=_beads_comments(issue.get("comments")),
     )
+
+
+def _beads_comments(value: Any) -> list[dict[str, str]]:
+    """A beads issue's comments as notes {by, at, text}, each text within MAX_NOTE."""
+    notes = []
+    for c in _list(value):
+        if isinstance(c, dict) and _text(c.get("text")).strip():
+            text = _text(c.get("text"))[:MAX_NOTE]
+            notes.append({"by": _text(c.get("author")), "at": _text(c.get("created_at")), "text": text})
+    return notes
 
 
 # -- Task Master --------------------------------------------------------------------

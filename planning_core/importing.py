@@ -23,6 +23,7 @@ from .graph import derive_blocks
 from .models import (
     MAX_DESCRIPTION,
     MAX_LABELS,
+    MAX_NOTES,
     MAX_PRIORITY,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
@@ -61,6 +62,7 @@ class ImportedTask:
     active_form: str = ""
     blocked_by: list[str] = field(default_factory=list)  # source ids
     metadata: dict[str, Any] = field(default_factory=dict)  # priority, labels, type, parent, ...
+    notes: list[dict[str, str]] = field(default_factory=list)  # {by, at, text}: beads comments
 
 
 @dataclass
@@ -259,6 +261,7 @@ def _create(store: PlanStore, plan: ImportedPlan, name: str | None) -> ImportRes
             metadata=_metadata(plan, t),
             created_at=now,
             updated_at=now,
+            notes=t.notes[-MAX_NOTES:],
             **_fields(t, ids),
         )
         for t in plan.tasks
@@ -306,7 +309,15 @@ def _merge(
     task.metadata = {**task.metadata, **_metadata(plan, t)}
     for name, value in _fields(t, ids).items():
         setattr(task, name, value)
+    task.notes = merged_notes(task.notes, t.notes)
     after[tid] = task
+
+
+def merged_notes(kept: list[dict[str, str]], imported: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A task's notes, never replaced: the ones it has, then the imported ones it has not,
+    as many as fit under MAX_NOTES."""
+    new = [n for n in imported if n not in kept]
+    return [*kept, *new[: max(MAX_NOTES - len(kept), 0)]]
 
 
 def _write(
@@ -375,6 +386,10 @@ def _issue(t: Task, bead_ids: dict[int, str]) -> dict[str, Any]:
     deps = _dependencies(t, me, bead_ids)
     if deps:
         issue["dependencies"] = deps
+    if t.notes:
+        issue["comments"] = [
+            {"author": n.get("by", ""), "text": n.get("text", ""), "created_at": n.get("at", "")} for n in t.notes
+        ]
     return issue
 
 

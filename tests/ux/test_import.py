@@ -367,3 +367,35 @@ def test_export_escapes_control_characters_from_files(tmp_path: Path) -> None:
     assert safetext.escape(exported, multiline=True) == exported  # nothing the rule refuses, raw
     issue = json.loads(exported)
     assert (issue["title"], issue["assignee"]) == (doc["subject"], doc["owner"])
+
+
+def test_notes_go_out_as_beads_comments_and_come_back(store_url: str, tmp_path: Path) -> None:
+    """A task's handoff notes are its beads issue's comments: exported, imported into a new
+    plan as notes, and kept (never replaced) when the same issues are imported again."""
+    source = write_beads(
+        tmp_path / "notes.jsonl",
+        {
+            "id": "bd-1",
+            "title": "a",
+            "comments": [{"id": 1, "author": "ann", "text": "half done", "created_at": "2026-05-28T09:00:00Z"}],
+        },
+    )
+    assert cli("import", str(source), "--store", store_url, "--plan", "notes")[0] == 0
+    for store in opened(store_url):
+        [plan] = store.active_plans()
+        assert store.get_task(plan, 1).notes == [{"by": "ann", "at": "2026-05-28T09:00:00Z", "text": "half done"}]
+        with store.transaction(plan) as txn:  # a note written here meanwhile
+            task = txn.get(1)
+            task.notes = [*task.notes, {"by": "bob", "at": "2026-05-28T10:00:00Z", "text": "finished"}]
+            txn.put(task)
+    rc, exported, err = cli("export", "--format", "beads", "--store", store_url)
+    assert rc == 0, err
+    [issue] = [json.loads(ln) for ln in exported.splitlines()]
+    assert [(c["author"], c["text"]) for c in issue["comments"]] == [("ann", "half done"), ("bob", "finished")]
+    assert cli("import", str(source), "--store", store_url, "--plan", "notes")[0] == 0  # the older file again
+    out_file = tmp_path / "exported.jsonl"
+    out_file.write_text(exported)
+    assert cli("import", str(out_file), "--store", store_url, "--plan", "copy")[0] == 0
+    for store in opened(store_url):
+        for plan in store.active_plans():
+            assert [n["text"] for n in store.get_task(plan, 1).notes] == ["half done", "finished"], plan
