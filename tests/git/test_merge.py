@@ -208,3 +208,28 @@ def test_no_merged_task_is_given_an_id_past_the_last(repo: Repo) -> None:
     assert sorted(p.name for p in folder.glob("task_*.json")) == ["task_1.json", f"task_{MAX_TASK_ID}.json"]
     doc = json.loads((folder / f"task_{MAX_TASK_ID}.json").read_text())
     assert doc["subject"] == "main task" and [t["subject"] for t in doc[INCOMING]] == ["late task"]
+
+
+def test_a_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo) -> None:
+    """feature renames #1 first, main renames it later, then feature links it (a later
+    updatedAt that says nothing about the subject): main's newer subject is kept, feature's is
+    kept aside and the merge says so, at the merge and once from the server."""
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.planner().update_task(plan, 1, subject="a on feature")
+    repo.commit("feature: rename")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 1, subject="a on main")
+    repo.commit("main: rename")
+    repo.git("checkout", "-q", "feature")
+    repo.planner().update_task(plan, 1, add_blocked_by=[2])
+    repo.commit("feature: link")
+    repo.git("checkout", "-q", "main")
+    merged = repo.git("merge", "--no-edit", "feature")
+    tasks = plan_is_whole(repo)
+    assert tasks[1]["subject"] == "a on main" and tasks[1]["blockedBy"] == [2]
+    assert tasks[1]["metadata"][MERGE_KEPT]["subject"]["value"] == "a on feature"
+    note = 'task_1.json: subject changed on both branches; kept "a on main", "a on feature" kept aside'
+    assert note in merged.stderr
+    first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))
+    assert note in first.stderr and note not in second.stderr

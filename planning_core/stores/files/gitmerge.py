@@ -12,8 +12,9 @@ They import only the file-format rules (taskfiles) and the crash-safe write
 
 The rules (docs/git.md says them for users):
 - A task edited on both sides: each field takes the side that changed it; changed on both,
-  the side with the later `updatedAt` wins (ours on a tie) and the other value is kept in
-  the task's metadata under MERGE_KEPT. `blockedBy`/`blocks` take both sides' additions and
+  the side that set it later wins: by the history log when it knows both values' times
+  (_changed_at), else by the later `updatedAt` (ours on a tie); the other value is kept in
+  the task's metadata under MERGE_KEPT and said in the merge notes. `blockedBy`/`blocks` take both sides' additions and
   removals; metadata keys merge one by one by the same rule.
 - Both sides created a different task with one id (add/add): the version on the branch merged
   into (ours: the branch checked out for a merge, the new base for a rebase) keeps the id;
@@ -31,18 +32,22 @@ The rules (docs/git.md says them for users):
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from ...history import Event, Logged
 from ...safetext import escape
+from . import historylog
 from .mergefixup import add_notes, fix_plan
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .taskfiles import HIGHWATERMARK, LOCK, MERGE_NOTES, PLAN_AREAS, TASK_FILE
-from .taskmerge import mark_value, merge_task_file, paired_by_id, read_doc, task_text
+from .taskmerge import MERGE_KEPT, ChangedAt, mark_value, merge_task_file, paired_by_id, read_doc, task_text
 
 DRIVER_NAME = "planning-mcp"
 PENDING = "planning-mcp-merge"  # under the git directory: plans to fix, other sides' versions
@@ -98,10 +103,17 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str) -> i
     if not isinstance(ours, dict) or not isinstance(theirs, dict):
         _keep_the_invalid_one(path, ours_path, theirs_path, keep_theirs=isinstance(ours, dict))
         return 0
-    merged, parked = merge_task_file(*paired_by_id(path, base, ours, theirs), _branch_label())
+    branch = _branch_label()
+    merged, parked, kept = merge_task_file(*paired_by_id(path, base, ours, theirs), branch, _changed_at(path))
     # git's own temporary file, read back by git: no need for the store's crash-safe write.
     Path(ours_path).write_bytes(task_text(merged))
-    if parked or merged.get("blockedBy") != ours.get("blockedBy"):
+    for name, value, aside in kept:
+        _mark_pending(
+            plan,
+            f"{path}: {name} changed on both branches; kept {_shown(value)},"
+            f" {_shown(aside)} kept aside in metadata.{MERGE_KEPT}",
+        )
+    if parked or kept or merged.get("blockedBy") != ours.get("blockedBy"):
         _mark_pending(plan)
     return 0
 
@@ -122,6 +134,47 @@ def _keep_the_invalid_one(path: str, ours_path: str, theirs_path: str, *, keep_t
         Path(ours_path).write_bytes(Path(theirs_path).read_bytes())
     note = f"{path}: not a valid task file on one side; kept as it is, the other version in {saved}"
     _mark_pending(os.path.dirname(path), note)
+
+
+SHOWN_CHARS = 60  # of a value in a merge note
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+_UNKNOWN: Any = object()
+# Fields whose last change the history log records with the value it was set to.
+_LOGGED_VALUES: dict[str, Callable[[Event], Any]] = {
+    "status": lambda ev: ev.status[1] if ev.status else _UNKNOWN,
+    "owner": lambda ev: ev.owner[1] if ev.owner else _UNKNOWN,
+    "subject": lambda ev: ev.subject if ev.op == "created" or "subject" in ev.fields else _UNKNOWN,
+}
+FIELD_EVENTS = 200  # of one task's newest events (and TASK_EVENTS_SCAN bytes of the log) read
+
+
+def _changed_at(path: str) -> ChangedAt:
+    """When this machine's history log says a field of the task was last set to a value: the
+    plan folder's log in the work tree (both branches' writes when they were made here)."""
+    events: list[Logged] | None = None
+
+    def at(key: str, value: Any) -> str | None:
+        nonlocal events
+        take = _LOGGED_VALUES.get(key)
+        m = TASK_FILE.fullmatch(os.path.basename(path))
+        if take is None or m is None:
+            return None
+        if events is None:
+            folder = plan_folder(Path.cwd(), os.path.dirname(path))  # git runs a driver in the top folder
+            events = (
+                []
+                if folder is None
+                else historylog.task_events("", str(folder), int(m.group(1)), archived=False, limit=FIELD_EVENTS)
+            )
+        return next((e.at for e in events if take(e.event) == value), None)
+
+    return at
 
 
 # ---------------------------------------------------------------- the git directory

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
@@ -68,35 +69,62 @@ def _kept(doc: Doc, name: str, loser: Doc, value: Any, branch: str | None) -> No
     kept[name] = entry
 
 
-def merge_task(base: Doc, ours: Doc, theirs: Doc, branch: str | None = None) -> Doc:
-    """One task changed on both sides (the rules in the module's text)."""
+# When a field was last set to a value, where known (the plan's history log): (field, value) -> time.
+ChangedAt = Callable[[str, Any], str | None]
+Kept = tuple[str, Any, Any]  # a field changed on both sides: its name, the value kept, the one kept aside
+Loss = tuple[str, Any, Doc]  # a field changed on both sides: its name, the value kept aside, from which side
+
+
+def _field_theirs_win(key: str, o: Any, t: Any, theirs_win: bool, changed_at: ChangedAt | None) -> bool:
+    """Which side a field changed on both sides takes: the side that set its value later, when
+    both changes are known; else the side with the later updatedAt (theirs_win)."""
+    if changed_at is not None:
+        ours_at, theirs_at = changed_at(key, o), changed_at(key, t)
+        if ours_at and theirs_at and ours_at != theirs_at:
+            return theirs_at > ours_at
+    return theirs_win
+
+
+def merge_task(
+    base: Doc, ours: Doc, theirs: Doc, branch: str | None = None, changed_at: ChangedAt | None = None
+) -> tuple[Doc, list[Kept]]:
+    """One task changed on both sides (the rules in the module's text), and what it kept aside."""
     theirs_win = _later(ours, theirs)
-    loser = ours if theirs_win else theirs
     merged: Doc = dict(ours)
-    losses: list[tuple[str, Any]] = []
+    losses: list[Loss] = []
     for key in [*ours, *(k for k in theirs if k not in ours)]:
         if key not in ("id", INCOMING):
-            losses += _merge_field(merged, key, (base, ours, theirs), theirs_win)
-    for name, value in losses:
+            losses += _merge_field(merged, key, (base, ours, theirs), theirs_win, changed_at)
+    for name, value, loser in losses:
         _kept(merged, name, loser, value, branch if loser is theirs else None)
-    return merged
+    return merged, [(name, _value_at(merged, name), value) for name, value, _ in losses]
 
 
-def _merge_field(merged: Doc, key: str, sides: tuple[Doc, Doc, Doc], theirs_win: bool) -> list[tuple[str, Any]]:
+def _value_at(doc: Doc, name: str) -> Any:
+    if name.startswith("metadata."):
+        meta = doc.get("metadata")
+        return meta.get(name.removeprefix("metadata.")) if isinstance(meta, dict) else None
+    return doc.get(name)
+
+
+def _merge_field(
+    merged: Doc, key: str, sides: tuple[Doc, Doc, Doc], theirs_win: bool, changed_at: ChangedAt | None
+) -> list[Loss]:
     """Field `key` of (base, ours, theirs) merged into `merged`; the losing side's values
     where both sides changed it."""
     base, ours, theirs = sides
     b, o, t = base.get(key), ours.get(key), theirs.get(key)
     if key in EDGES or key == "updatedAt" or (key == "metadata" and _all_objects(b, o, t)):
-        return _merge_structured(merged, key, (b, o, t), theirs_win)
+        loser = ours if theirs_win else theirs
+        return [(name, value, loser) for name, value in _merge_structured(merged, key, (b, o, t), theirs_win)]
     if o in (b, t):
         _put(merged, key, t, key in theirs)
     elif t == b:
         _put(merged, key, o, key in ours)
     else:
-        winner, loser = (theirs, ours) if theirs_win else (ours, theirs)
+        winner, loser = (theirs, ours) if _field_theirs_win(key, o, t, theirs_win, changed_at) else (ours, theirs)
         _put(merged, key, winner.get(key), key in winner)
-        return [(key, loser.get(key))]
+        return [(key, loser.get(key), loser)]
     return []
 
 
@@ -158,8 +186,10 @@ def incoming(doc: Doc) -> list[Doc]:
     return [d for d in parked if isinstance(d, dict)] if isinstance(parked, list) else []
 
 
-def merge_task_file(base: Doc | None, ours: Doc, theirs: Doc, branch: str | None) -> tuple[Doc, bool]:
-    """The merged file and whether a task was parked for renumbering."""
+def merge_task_file(
+    base: Doc | None, ours: Doc, theirs: Doc, branch: str | None, changed_at: ChangedAt | None = None
+) -> tuple[Doc, bool, list[Kept]]:
+    """The merged file, whether a task was parked for renumbering, and what was kept aside."""
     parked = incoming(ours)
     top = without(ours, INCOMING)
     theirs_parked = incoming(theirs)
@@ -169,14 +199,15 @@ def merge_task_file(base: Doc | None, ours: Doc, theirs: Doc, branch: str | None
         # A later commit of a rebased branch edits the task parked by an earlier one: merge into it.
         for i, other in enumerate(parked):
             if without(other, INCOMING_BRANCH) == base or (_same_task(other, base) and not _same_task(top, base)):
-                parked[i] = {**merge_task(base, without(other, INCOMING_BRANCH), theirs_top, branch)}
+                parked[i], aside = merge_task(base, without(other, INCOMING_BRANCH), theirs_top, branch, changed_at)
                 if INCOMING_BRANCH in other:
                     parked[i][INCOMING_BRANCH] = other[INCOMING_BRANCH]
-                return _with_incoming(top, parked), True
+                return _with_incoming(top, parked), True, aside
+    kept: list[Kept] = []
     if top == theirs_top:
         merged = top
     elif base is not None or _same_task(top, theirs_top):
-        merged = merge_task(base or {}, top, theirs_top, branch)
+        merged, kept = merge_task(base or {}, top, theirs_top, branch, changed_at)
     else:
         newcomer = dict(theirs_top)
         if branch:
@@ -185,7 +216,7 @@ def merge_task_file(base: Doc | None, ours: Doc, theirs: Doc, branch: str | None
         merged = top
     known = {json.dumps(d, sort_keys=True) for d in parked}
     parked += [d for d in theirs_parked if json.dumps(d, sort_keys=True) not in known]
-    return _with_incoming(merged, parked), bool(parked)
+    return _with_incoming(merged, parked), bool(parked), kept
 
 
 def _with_incoming(top: Doc, parked: list[Doc]) -> Doc:
