@@ -254,3 +254,27 @@ async def test_a_card_shows_its_acceptance_criteria_and_failed_checks(tmp_path: 
         # A task whose checks failed says so, as its TaskList line does.
         assert await page.locator(".card[data-task='3'] .checks").text_content() == "checks failed"
         assert await page.locator(".card[data-task='5'] .checks").count() == 0
+
+
+async def test_a_card_shows_all_its_notes(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "root"
+    name = known_plan(root)
+    planner = Planner(FileStore(root))
+    for text in ("schema done", "<i>not italic</i>", "routes next", "tests next"):
+        planner.update_task(name, 5, note=text, owner="ann" if text == "schema done" else None)
+    with serving(tmp_path, "http", root=root) as srv:
+        page = await browser.new_page()
+        await page.goto(f"{srv.base}/board")
+        await page.wait_for_selector(".card[data-task='5']")
+        notes = page.locator(".card[data-task='5'] .desc .notes li")
+        assert not await notes.first.is_visible()  # with the description: on demand
+        await page.click(".card[data-task='5'] .top")
+        shown = await notes.all_text_contents()
+        assert [line.split(": ", 1)[1] for line in shown] == [
+            "schema done",
+            "<i>not italic</i>",
+            "routes next",
+            "tests next",
+        ]
+        assert " ann: schema done" in shown[0]
+        assert await page.locator(".card[data-task='4'] .notes").count() == 0
