@@ -75,6 +75,7 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
         "blocks": [],
         "acceptance": [],
         "verification": None,
+        "notes": [],
         "openBlockers": [],
     }
     Planner(FileStore(root)).create_plan("Add audit", "a", "b", date="2026-05-29")
