@@ -233,3 +233,22 @@ def test_a_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo) -
     assert note in merged.stderr
     first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))
     assert note in first.stderr and note not in second.stderr
+
+
+def test_notes_written_on_both_branches_are_all_kept(repo: Repo) -> None:
+    """Notes are appended, never replaced: a merge keeps every note of both sides, in the
+    order they were written, and keeps none aside."""
+    plan = repo.new_plan(["a", "b"])
+    repo.planner().update_task(plan, 1, note="before the branches")
+    repo.commit("a note")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.planner().update_task(plan, 1, note="on feature")
+    repo.commit("feature: note")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 1, note="on main")
+    repo.commit("main: note")
+    repo.git("merge", "--no-edit", "feature")
+    tasks = plan_is_whole(repo)
+    texts = [n["text"] for n in tasks[1]["notes"]]
+    assert texts[0] == "before the branches" and sorted(texts[1:]) == ["on feature", "on main"], texts
+    assert MERGE_KEPT not in tasks[1]["metadata"]

@@ -15,7 +15,8 @@ The rules (docs/git.md says them for users):
   the side that set it later wins: by the history log when it knows both values' times
   (_changed_at), else by the later `updatedAt` (ours on a tie); the other value is kept in
   the task's metadata under MERGE_KEPT and said in the merge notes. `blockedBy`/`blocks` take both sides' additions and
-  removals; metadata keys merge one by one by the same rule.
+  removals; metadata keys merge one by one by the same rule; `notes` keep both sides' notes
+  (appended, never replaced), in the order written.
 - Both sides created a different task with one id (add/add): the version on the branch merged
   into (ours: the branch checked out for a merge, the new base for a rebase) keeps the id;
   the incoming one is parked in the file (INCOMING) until the hook gives it the next free id

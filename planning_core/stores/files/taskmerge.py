@@ -18,6 +18,7 @@ MERGED_FROM = "mergedFrom"  # metadata: {"id": old id, "branch": ...} of a renum
 MERGE_KEPT = "mergeKept"  # metadata: field -> the losing side's value, with its updatedAt
 MERGE_DROPPED = "mergeDroppedBlockedBy"  # metadata: blockers dropped to break a cycle
 EDGES = ("blockedBy", "blocks")
+NOTES = "notes"  # handoff notes: appended on either side, never replaced, so both sides' are kept
 Doc = dict[str, Any]
 
 
@@ -93,7 +94,7 @@ def merge_task(
     merged: Doc = dict(ours)
     losses: list[Loss] = []
     for key in [*ours, *(k for k in theirs if k not in ours)]:
-        if key not in ("id", INCOMING):
+        if key not in ("id", INCOMING) and not _notes_merged(merged, key, (base, ours, theirs)):
             losses += _merge_field(merged, key, (base, ours, theirs), theirs_win, changed_at)
     for name, value, loser in losses:
         _kept(merged, name, loser, value, branch if loser is theirs else None)
@@ -126,6 +127,22 @@ def _merge_field(
         _put(merged, key, winner.get(key), key in winner)
         return [(key, loser.get(key), loser)]
     return []
+
+
+def _notes_merged(merged: Doc, key: str, sides: tuple[Doc, Doc, Doc]) -> bool:
+    """The notes of (base, ours, theirs) merged into `merged`, when `key` is the notes (lists)."""
+    values = [side.get(key) for side in sides]
+    if key != NOTES or not all(isinstance(v, list) or v is None for v in values):
+        return False
+    b, o, t = (v or [] for v in values)
+    _put(merged, key, _merge_notes(b, o, t), bool(o or t))
+    return True
+
+
+def _merge_notes(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+    """Both sides' notes: ours, then those theirs added, in the order written (by `at`)."""
+    added = [n for n in theirs if n not in ours and n not in base]
+    return sorted([*ours, *added], key=lambda n: str(n.get("at", "")) if isinstance(n, dict) else "")
 
 
 def _all_objects(*values: Any) -> bool:
