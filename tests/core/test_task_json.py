@@ -42,7 +42,7 @@ tasks = st.builds(
     st.text(max_size=10),
     st.dictionaries(st.text(max_size=8), json_values, max_size=5),
     st.lists(st.integers(1, 10**9), max_size=3),
-    st.dictionaries(st.sampled_from(["reviewedBy", "x-tool", "notes"]), json_values, max_size=2),
+    st.dictionaries(st.sampled_from(["reviewedBy", "x-tool", "notesFromAnotherTool"]), json_values, max_size=2),
 )
 
 
