@@ -31,6 +31,9 @@ from bench.servers import connect, find_pid, processes
 WAYS = ("new", "old")
 MARKER = "planning_bench_agent"  # a `python -X` option naming an agent's server process (CPython ignores it)
 NEXT = "next"
+# The new way's claim waits for work (TaskUpdate waitSeconds) instead of asking again: woken
+# by the store's change feed the moment a task becomes ready or a lease runs out.
+CLAIM_WAIT_SECONDS = 20
 NOTHING_READY_WORDS = ("nothing", "no task", "no ready")  # how an empty claim answer is told from a refusal
 
 
@@ -166,6 +169,7 @@ class Team:
     async def claim_new(self, c: Client, owner: str) -> int | None:
         args: dict[str, Any] = {"plan": self.s.plan, "taskId": NEXT, "status": "in_progress", "owner": owner}
         args["leaseSeconds"] = self.s.lease
+        args["waitSeconds"] = CLAIM_WAIT_SECONDS
         t0 = time.monotonic()
         r = await self.call(c, owner, "TaskUpdate", args)
         if r.is_error:

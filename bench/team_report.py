@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.machine import LOADED
 from bench.mdtable import table
+from bench.team_agents import CLAIM_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from bench.team_check import TeamResult
@@ -141,8 +142,10 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "a new owner) takes its place; the killed agent's task must wait for its lease to run out and be taken over.",
         "",
         '- **new way**: `TaskUpdate` with `taskId: "next"`, `status: "in_progress"`, `owner`, `leaseSeconds` '
-        "(one call). **old way**: `TaskList status=ready`, claim the first row by id (`TaskUpdate`); on a "
-        "refusal, list again. Nothing ready: the agent waits (¼ of a mean task, doubling to 2×) and asks again.",
+        f"and `waitSeconds: {CLAIM_WAIT_SECONDS}` (one call, which waits for a task to become ready). **old way**: "
+        "`TaskList status=ready`, claim the first row by id (`TaskUpdate`); on a refusal, list again. Nothing "
+        "ready (the old way, or the new way's wait ending empty): the agent waits (¼ of a mean task, doubling to "
+        "2×) and asks again.",
         "- Judged from the run's own log (client-side times) and the store's final state: *early starts* = "
         "claims acknowledged before a blocker's completion was sent; *worked twice* = a second owner's claim "
         "before the first owner's lease could have run out / a task claimed again by another owner after its "
