@@ -50,11 +50,18 @@ def _open(choice: StoreChoice) -> PlanStore:
     return open_for_writing(choice)
 
 
-def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
+def _open_or_say(choice: StoreChoice) -> PlanStore | None:
+    """The store, or None once the reason it cannot be opened is on stderr."""
     try:
-        store = _open(choice)
+        return _open(choice)
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
+        return None
+
+
+def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
+    store = _open_or_say(choice)
+    if store is None:
         return EXIT_CONFIG
     try:
         planner = Planner(store)
@@ -79,10 +86,8 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    try:
-        store = _open(choice)
-    except (StoreChoiceError, PlanningError, OSError) as e:
-        print(f"planning-mcp: {e}", file=sys.stderr)
+    store = _open_or_say(choice)
+    if store is None:
         return EXIT_CONFIG
     try:
         planner = Planner(store)
