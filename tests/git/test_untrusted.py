@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from planning_core.stores.files.gitmerge import HOOKS
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.git.test_merge import diverge
 from tests.support.gitrepo import Repo
@@ -149,6 +151,23 @@ def test_git_setup_again_replaces_what_an_earlier_one_wrote(tmp_path: Path) -> N
     for key in ("pull.twohead", "pull.octopus"):
         assert repo.git("config", "--get", key, check=False).returncode == 1
     assert repo.git("config", "--get", "pull.rebase", check=False).returncode == 1  # nothing else touched
+
+
+def test_every_command_git_setup_writes_runs_python_isolated(repo: Repo) -> None:
+    """What git runs on its own after git-setup (the driver, the hooks) starts this Python
+    with -E -P; the merge strategy's console script (which cannot carry those flags) is
+    written nowhere: git runs it only for `git merge -s planning-mcp`, asked for by name."""
+    config = repo.git("config", "--local", "--list").stdout
+    hooks = [(repo.path / ".git" / "hooks" / name).read_text() for name in HOOKS]
+    lines = [*config.splitlines(), *(line for hook in hooks for line in hook.splitlines())]
+    written = [line for line in lines if "planning" in line]
+    commands = [line for line in written if "planning_core" in line]
+    assert len(commands) == 4, written  # the driver and three hooks
+    isolated = re.compile(r"(=| \|\| )/\S+/python[0-9.]* -E -P -m planning_core\.stores\.files ")
+    assert all(isolated.search(line) for line in commands), commands
+    assert not [line for line in written if "git-merge-planning-mcp" in line or "pull." in line], written
+    attributes = (repo.path / ".gitattributes").read_text()
+    assert "merge=planning-mcp" in attributes and "git-merge" not in attributes
 
 
 def test_plain_git_still_merges_where_planning_mcp_is_not_on_path(repo: Repo) -> None:
