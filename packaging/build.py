@@ -4,9 +4,11 @@
   three prompts (server/prompts.py). A command is text for the model, so the parts a
   prompt fills in when the server renders it become instructions to read the same thing
   through the server's tools and resources. `--check` exits 1 if a committed file differs.
-- `bundle`: the Claude Desktop bundle's folder (manifest.json, MCPB manifest_version 0.4,
-  server type `uv`: the host runs `uv run` on the bundled pyproject.toml and sources) in
-  build/mcpb/, for `mcpb validate` and `mcpb pack`.
+- `bundle`: the Claude Desktop bundle, build/planning-mcp-VERSION.mcpb (manifest.json, MCPB
+  manifest_version 0.4, server type `uv`: the host runs `uv run` on the bundled
+  pyproject.toml and sources). Written here as `mcpb pack` writes one (a zip: each file
+  under its path, deflated at level 9, with its Unix permissions), so no Node is needed;
+  tests/hosts/test_packages.py checks it with the MCP Bundle CLI itself.
 
 Run from anywhere: `python packaging/build.py commands|bundle`."""
 
@@ -14,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import stat
 import sys
+import time
 import tomllib
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = REPO / "commands"
-BUNDLE = REPO / "build" / "mcpb"
+BUILD = REPO / "build"
 ICON = REPO / ".claude-plugin" / "icon.png"
 PLANS_SETTING = "plans_folder"
 
@@ -131,20 +136,46 @@ def manifest() -> dict[str, object]:
     }
 
 
-def build_bundle(out: Path = BUNDLE) -> Path:
-    """The bundle's folder: manifest, pyproject.toml (uv installs its dependencies), the
-    README and licence texts it names, and the sources (tests and benchmarks left out)."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / "manifest.json").write_text(json.dumps(manifest(), indent=2) + "\n", encoding="utf-8")
+def bundle_name() -> str:
+    """The file name `mcpb pack` gives a bundle: <name>-<version>.mcpb."""
+    meta = project()
+    return f"{meta['name']}-{meta['version']}.mcpb"
+
+
+def bundle_files() -> Iterator[tuple[str, Path]]:
+    """What the bundle holds besides its manifest, by path in it: pyproject.toml (uv installs
+    its dependencies), the README and licence texts it names, the icon, and the sources
+    (tests and benchmarks left out)."""
     for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(REPO / name, out / name)
-    shutil.copy2(ICON, out / "icon.png")
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+        yield name, REPO / name
+    yield "icon.png", ICON
     for package in ("planning_core", "server"):
-        shutil.copytree(REPO / package, out / package, ignore=skip)
-    return out
+        for path in sorted((REPO / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                yield path.relative_to(REPO).as_posix(), path
+
+
+def _entry(name: str, mode: int, when: tuple[int, ...]) -> zipfile.ZipInfo:
+    """A member as mcpb's packer makes it: deflated, made on Unix, its permission bits."""
+    info = zipfile.ZipInfo(name, date_time=when[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.create_system = 3
+    info.external_attr = (stat.S_IMODE(mode) & 0o777) << 16
+    return info
+
+
+def build_bundle(out: Path | None = None) -> Path:
+    """The .mcpb file (default build/<name>-<version>.mcpb), written whole or not at all."""
+    target = out or BUILD / bundle_name()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    when = time.localtime()
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr(_entry("manifest.json", 0o644, when), json.dumps(manifest(), indent=2) + "\n")
+        for name, path in bundle_files():
+            z.writestr(_entry(name, path.stat().st_mode, when), path.read_bytes())
+    partial.replace(target)
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="what", required=True)
     c = sub.add_parser("commands", help="write commands/*.md from server/prompts.py")
     c.add_argument("--check", action="store_true", help="exit 1 if a committed command differs")
-    b = sub.add_parser("bundle", help="write the MCPB folder (then: mcpb pack build/mcpb planning-mcp-VERSION.mcpb)")
-    b.add_argument("--out", type=Path, default=BUNDLE, help="the folder to write (default: build/mcpb)")
+    b = sub.add_parser("bundle", help="write the Claude Desktop bundle, build/planning-mcp-VERSION.mcpb")
+    b.add_argument("--out", type=Path, help="the .mcpb file to write (default: build/planning-mcp-VERSION.mcpb)")
     args = p.parse_args(argv)
     if args.what == "commands":
         return write_commands(args.check)
-    print(build_bundle(args.out.absolute()))
+    print(build_bundle(args.out.absolute() if args.out else None))
     return 0
 
 

@@ -1,13 +1,17 @@
 """The install paths outside Claude Code, each checked by its own tool:
 
 - the wheel, with PyPI-ready metadata, runs under `uvx --from <wheel>` and `pipx run`;
-- the Claude Desktop bundle (packaging/build.py bundle) passes `mcpb validate`, packs with
-  `mcpb pack`, and its manifest's command (server type `uv`) serves the plans folder the
-  user picked, as the host would start it."""
+- the Claude Desktop bundle, made by the README's command (packaging/build.py bundle, no
+  Node): the `.mcpb` the README names, which the MCP Bundle CLI reads (`mcpb info`), unpacks
+  and validates, holding what `mcpb pack` would put in it, file by file; its manifest's
+  command (server type `uv`) serves the plans folder the user picked, as the host would
+  start it from the unpacked bundle."""
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,7 +26,7 @@ from server import __version__
 from tests.support.mcp import connect, text_of
 from tests.support.procs import REPO
 
-from .tools import SLOW, host_env, mcpb, node_bin, python_tool, run, tool_dir
+from .tools import SLOW, host_env, mcpb, node_bin, project_meta, python_tool, run, tool_dir
 
 
 @pytest.fixture(scope="module")
@@ -87,39 +91,69 @@ def test_pipx_install_of_a_clone_puts_planning_mcp_on_path(tmp_path: Path) -> No
     assert version.stdout.strip() == f"planning-mcp {__version__}", version.stderr
 
 
+def _readme_bundle_line() -> tuple[str, str]:
+    """The README's Claude Desktop line: the file it names and the command that makes it."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"\*\*Claude Desktop\*\*: double-click `([^`]+\.mcpb)`.*?\(`([^`]+)` makes it\)", text, re.S)
+    assert found, "README.md's Claude Desktop line names no .mcpb and no command that makes it"
+    return found.group(1), found.group(2)
+
+
 def _bundle(tmp_path: Path) -> Path:
-    out = tmp_path / "mcpb"
-    r = subprocess.run(
-        [sys.executable, str(REPO / "packaging" / "build.py"), "bundle", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """The README's command, run as a user runs it in a checkout (a copy of one, without Node
+    on PATH): the file the README names, in build/."""
+    name, command = _readme_bundle_line()
+    src = tmp_path / "checkout"
+    src.mkdir()
+    for item in ("pyproject.toml", "README.md", "LICENSE", ".claude-plugin", "packaging", "planning_core", "server"):
+        path = REPO / item
+        skip = shutil.ignore_patterns("__pycache__")
+        (shutil.copytree(path, src / item, ignore=skip) if path.is_dir() else shutil.copy(path, src / item))
+    args = shlex.split(command)
+    assert args[0] == "python", command
+    r = run([sys.executable, *args[1:]], host_env(tmp_path / "home", []), cwd=src, timeout=60)
     assert r.returncode == 0, r.stderr
-    return out
+    bundle = src / "build" / name
+    assert r.stdout.strip() == str(bundle) and bundle.is_file(), r.stdout
+    return bundle
 
 
-def test_the_bundle_validates_and_packs(tmp_path: Path) -> None:
-    folder = _bundle(tmp_path)
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert (manifest["manifest_version"], manifest["server"]["type"]) == ("0.4", "uv")
-    assert manifest["user_config"]["plans_folder"]["type"] == "directory"
+def _members(bundle: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Each file of a bundle: its bytes, Unix permissions and compression."""
+    with zipfile.ZipFile(bundle) as z:
+        return {i.filename: (z.read(i), (i.external_attr >> 16) & 0o777, i.compress_type) for i in z.infolist()}
+
+
+def test_the_readmes_bundle_is_one_mcpb_reads_unpacks_and_would_pack(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    assert bundle.name == f"{project_meta()['name']}-{__version__}.mcpb"  # the README names this version's
     env = host_env(tmp_path / "home", [node_bin()])
-    checked = run([mcpb(), "validate", folder / "manifest.json"], env, cwd=tmp_path)
+    info = run([mcpb(), "info", bundle], env, cwd=tmp_path)
+    assert info.returncode == 0 and f"File: {bundle.name}" in info.stdout, info.stdout + info.stderr
+    unpacked = tmp_path / "unpacked"
+    opened = run([mcpb(), "unpack", bundle, unpacked], env, cwd=tmp_path)
+    assert opened.returncode == 0, opened.stdout + opened.stderr
+    checked = run([mcpb(), "validate", unpacked / "manifest.json"], env, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Manifest schema validation passes!" in checked.stdout
-    packed = run([mcpb(), "pack", folder, tmp_path / "planning-mcp.mcpb"], env, cwd=tmp_path)
+    manifest = json.loads((unpacked / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest["manifest_version"], manifest["server"]["type"]) == ("0.4", "uv")
+    assert manifest["user_config"]["plans_folder"]["type"] == "directory"
+    ours = _members(bundle)
+    assert {"manifest.json", "pyproject.toml", "icon.png", "server/__main__.py", "planning_core/store.py"} <= set(ours)
+    assert not any(n.startswith(("tests/", "bench/", "packaging/")) or "__pycache__" in n for n in ours)
+    # What mcpb's own packer makes of the same files: the same members, bytes and permissions.
+    packed = run([mcpb(), "pack", unpacked, tmp_path / "repacked.mcpb"], env, cwd=tmp_path)
     assert packed.returncode == 0, packed.stdout + packed.stderr
-    with zipfile.ZipFile(tmp_path / "planning-mcp.mcpb") as z:
-        names = set(z.namelist())
-    assert {"manifest.json", "pyproject.toml", "icon.png", "server/__main__.py", "planning_core/store.py"} <= names
-    assert not any(n.startswith(("tests/", "bench/")) for n in names)
+    assert _members(tmp_path / "repacked.mcpb") == ours
 
 
 async def test_the_bundles_command_serves_the_folder_the_user_picked(tmp_path: Path) -> None:
     """The manifest's mcp_config with the host's substitutions (${__dirname}: where the
-    bundle was unpacked; ${user_config.plans_folder}: the folder picked), run with uv."""
-    folder = _bundle(tmp_path)
+    bundle was unpacked, by mcpb; ${user_config.plans_folder}: the folder picked), run with uv."""
+    folder = tmp_path / "unpacked"
+    opened = run([mcpb(), "unpack", _bundle(tmp_path), folder], host_env(tmp_path / "home", [node_bin()]), tmp_path)
+    assert opened.returncode == 0, opened.stdout + opened.stderr
     plans = tmp_path / "picked" / "plans"
     plans.mkdir(parents=True)  # a folder picker gives a folder that exists
     config = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
