@@ -278,7 +278,7 @@ class Planner:
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
             if completed:
-                update.check_parts(task, txn.snapshot().tasks.values())
+                update.check_parts(task, txn.read_tasks())
             change.changed = update.changed_fields(before, task)
             if not change.changed and verification is None:
                 if not work.neighbours_changed(tid):

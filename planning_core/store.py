@@ -23,7 +23,7 @@ which picks one, is the composition root's (planning_core/stores/__init__.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +74,12 @@ class PlanTransaction(Protocol):
     def view(self) -> PlanSnapshot:
         """snapshot() without copying every task where the backend can (its tasks must not
         be changed): the whole plan read under the lock, as cheaply as a query reads it."""
+        ...
+
+    def read_tasks(self) -> Iterable[Task]:
+        """Every task as the transaction sees it (staged changes included), read-only and,
+        where the backend shares its view, not copied; `blocks` as stored, not derived: for
+        checks that read statuses and parents (a parent's parts) on every write."""
         ...
 
     def all_completed(self) -> bool:

@@ -6,7 +6,7 @@ transaction seeing them first (its snapshot too: the staged changes applied, the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import PlanningError, TaskIdsExhausted, TaskNotFound
 from ..graph import derive_blocks
@@ -90,6 +90,19 @@ class StagedTransaction:
         if self._staged or self.shared_view is None:
             return self.snapshot()
         return self.shared_view()
+
+    def read_tasks(self) -> Iterable[Task]:
+        """PlanTransaction.read_tasks: the staged changes over the shared view when the
+        backend gave one (a dict of references, no task copied); otherwise a snapshot."""
+        if self.shared_view is None:
+            return self.snapshot().tasks.values()
+        tasks = dict(self.shared_view().tasks)
+        for task_id, task in self._staged.items():
+            if task is None:
+                tasks.pop(task_id, None)
+            else:
+                tasks[task_id] = task
+        return tasks.values()
 
     def staged_events(self) -> list[Event]:
         """What the staged changes do to the committed plan, as history events (read
