@@ -24,12 +24,12 @@ from .models import (
     MAX_DESCRIPTION,
     MAX_LABELS,
     MAX_NOTES,
-    MAX_PRIORITY,
     MAX_SHORT_TEXT,
     MAX_SUBJECT,
     PlanSnapshot,
     Task,
     TaskStatus,
+    is_priority,
     label_problem,
 )
 from .names import check_slug, parse_task_id, slugify, today
@@ -206,7 +206,7 @@ def _fields(t: ImportedTask, ids: dict[str, int]) -> dict[str, Any]:
     priority = meta.get("priority")
     if isinstance(priority, str):
         priority = PRIORITY_NAMES.get(priority.lower())
-    if type(priority) is not int or not 0 <= priority <= MAX_PRIORITY:
+    if not is_priority(priority):
         priority = None
     given = meta.get("labels")
     labels = (

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, get_args
 
 from pydantic import (
     AfterValidator,
@@ -17,6 +18,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     StrictInt,
+    StrictStr,
     ValidationError,
     ValidationInfo,
     create_model,
@@ -94,7 +96,9 @@ class FieldRule:
     (`Annotated[<type>, FieldRule(...)]`). Everything else is derived from these: PlanCreate's
     task (TaskSpec), TaskCreate's task (NewTask), TaskUpdate's patch (TaskPatch), what
     TaskUpdate checks and applies and names in its answer (TRACKED, by the wire name: the
-    field's alias). A field of Task with no rule is not the caller's to set.
+    field's alias), TaskCreate's and TaskUpdate's parameters (`create_parameter`,
+    `update_parameter`), and the board's row (`board`). A field of Task with no rule is not
+    the caller's to set.
 
     check: the value as TaskCreate or TaskUpdate sent it (None: not sent) -> the value kept,
         or InvalidInput naming the field by `wire`. None for a field with rules of its own,
@@ -103,12 +107,58 @@ class FieldRule:
         or None when PlanCreate's tasks do not take it.
     merge: how TaskUpdate combines the kept value with the checked one (metadata's keys);
         None: the new value replaces the old.
-    by_claim: set by the claim rules after the status (owner), not with the other fields."""
+    by_claim: set by the claim rules after the status (owner), not with the other fields.
+    tool: the type TaskCreate's and TaskUpdate's parameter takes (its JSON schema in
+        tools/list); `bounds` its pydantic bounds (ge, le), in both tools unless `clear` lowers
+        TaskUpdate's.
+    about: the parameter's description in TaskCreate (tools/list is read every turn: short).
+    clear: TaskUpdate's value that removes it (None: the natural empty value does); TaskUpdate's
+        description says `<clear> clears`, and a whole-number clear is its lower bound.
+    changes: TaskUpdate's description when it is not about `clear` (metadata's keys).
+    sent_default: TaskCreate's default when the field is not sent (None: optional, null
+        accepted; REQUIRED: the tool requires it).
+    board: the board's card shows it (the board's row carries it: rows.BOARD_TASK_FIELDS)."""
 
     check: Callable[[Any, str], Any] | None = None
     in_plan: Any = None
     merge: Callable[[Any, Any], Any] | None = None
     by_claim: bool = False
+    tool: Any = None
+    bounds: tuple[int | None, int | None] | None = None
+    about: str | None = None
+    clear: int | str | None = None
+    changes: str | None = None
+    sent_default: Any = None
+    board: bool = False
+
+    def create_parameter(self) -> tuple[Any, Any]:
+        """TaskCreate's parameter for the field: (annotation, default; REQUIRED: none)."""
+        tool = bounded(self.tool, self.bounds)
+        tool = tool if self.sent_default is not None else _optional(tool)
+        return Annotated[tool, Field(description=self.about)], self.sent_default
+
+    def update_parameter(self) -> tuple[Any, Any]:
+        """TaskUpdate's parameter for the field (null or absent: left as it is)."""
+        bounds = self.bounds
+        if type(self.clear) is int:  # the clear value is its lowest
+            bounds = (self.clear, bounds[1] if bounds else None)
+        tool = bounded(self.tool, bounds)
+        about = self.changes or (f"{json.dumps(self.clear)} clears" if self.clear is not None else None)
+        return Annotated[_optional(tool), Field(description=about)], None
+
+
+def bounded(tool: Any, bounds: tuple[int | None, int | None] | None) -> Any:
+    """`tool` between the bounds (low, high; None: unbounded), both included."""
+    return Annotated[tool, Field(ge=bounds[0], le=bounds[1])] if bounds else tool
+
+
+# TaskCreate's `sent_default` for a field the tool requires.
+REQUIRED: Any = Ellipsis
+
+
+def _optional(tool: Any) -> Any:
+    """`tool | None`; Any as it is (it takes null already)."""
+    return tool if tool is Any else tool | None
 
 
 def _plan_text(required: bool) -> Callable[[str, ValidationInfo], str]:
@@ -129,17 +179,33 @@ def _plan_text(required: bool) -> Callable[[str, ValidationInfo], str]:
     return check
 
 
-def text_rule(limit: int, *, required: bool = False, in_plan: bool = True, by_claim: bool = False) -> FieldRule:
-    """A text of at most `limit` characters (`required`: not empty)."""
+def text_rule(
+    limit: int,
+    *,
+    required: bool = False,
+    in_plan: bool = True,
+    by_claim: bool = False,
+    about: str | None = None,
+    sent_default: str | None = None,
+) -> FieldRule:
+    """A text of at most `limit` characters (`required`: not empty, and TaskCreate requires it)."""
     plan_field = Field(min_length=1, max_length=limit) if required else Field(default="", max_length=limit)
     return FieldRule(
         check=lambda value, wire: checks.text(value, wire, limit, required=required),
         in_plan=Annotated[str, plan_field, AfterValidator(_plan_text(required))] if in_plan else None,
         by_claim=by_claim,
+        tool=str,
+        about=about,
+        sent_default=REQUIRED if required else sent_default,
     )
 
 
-METADATA_RULE = FieldRule(check=lambda value, wire: checks.metadata(value), merge=checks.merged_metadata)
+METADATA_RULE = FieldRule(
+    check=lambda value, wire: checks.metadata(value),
+    merge=checks.merged_metadata,
+    tool=dict[str, Any],
+    changes="null removes a key",
+)
 
 
 # -- priority, labels, parent ---------------------------------------------------------------
@@ -151,13 +217,22 @@ MAX_LABEL = 32  # characters in one label
 NO_PARENT = 0  # TaskUpdate's parent that removes it (no task has id 0)
 
 
+# The bounds of a priority, once: the task's, its check's, PlanCreate's and the tools' (TaskUpdate's
+# lower bound is CLEAR_PRIORITY, its rule's clear value).
+PRIORITY_BOUNDS = (0, MAX_PRIORITY)
+
+
+def is_priority(value: Any) -> TypeGuard[int]:
+    return type(value) is int and PRIORITY_BOUNDS[0] <= value <= PRIORITY_BOUNDS[1]
+
+
 def check_priority(value: Any, field: str) -> int | None:
     """0 (the most urgent) to MAX_PRIORITY; CLEAR_PRIORITY (or nothing) for none."""
     if value is None or (value == CLEAR_PRIORITY and type(value) is int):
         return None
-    if type(value) is not int or not 0 <= value <= MAX_PRIORITY:
+    if not is_priority(value):
         raise InvalidInput(
-            f"{field} must be a whole number from 0 (the most urgent) to {MAX_PRIORITY}, "
+            f"{field} must be a whole number from {PRIORITY_BOUNDS[0]} (the most urgent) to {PRIORITY_BOUNDS[1]}, "
             f"or {CLEAR_PRIORITY} to remove it. Nothing was changed."
         )
     return value
@@ -210,14 +285,21 @@ def _plan_labels(value: list[str], info: ValidationInfo) -> list[str]:
 
 PRIORITY_RULE = FieldRule(
     check=check_priority,
-    in_plan=Annotated[StrictInt | None, Field(default=None, ge=0, le=MAX_PRIORITY)],
+    in_plan=Annotated[bounded(StrictInt, PRIORITY_BOUNDS) | None, Field(default=None)],
+    tool=StrictInt,
+    bounds=PRIORITY_BOUNDS,
+    about="0 most urgent",
+    clear=CLEAR_PRIORITY,
 )
 LABELS_RULE = FieldRule(
     check=check_labels,
     in_plan=Annotated[list[str], Field(default_factory=list, max_length=MAX_LABELS), AfterValidator(_plan_labels)],
+    tool=list[StrictStr],
 )
 # In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
-PARENT_RULE = FieldRule(check=check_parent, in_plan=Annotated[StrictInt | None, Field(default=None)])
+PARENT_RULE = FieldRule(
+    check=check_parent, in_plan=Annotated[StrictInt | None, Field(default=None)], tool=StrictInt, clear=NO_PARENT
+)
 
 
 def _plan_gate(value: Any, info: ValidationInfo) -> Any:
@@ -228,7 +310,13 @@ def _plan_gate(value: Any, info: ValidationInfo) -> Any:
         raise ValueError(str(e)) from None
 
 
-GATE_RULE = FieldRule(check=gates.check_gate, in_plan=Annotated[Any, Field(default=None), AfterValidator(_plan_gate)])
+GATE_RULE = FieldRule(
+    check=gates.check_gate,
+    in_plan=Annotated[Any, Field(default=None), AfterValidator(_plan_gate)],
+    tool=Any,
+    about=f'"{gates.HUMAN}" or {{"{gates.AFTER}": ISO time}}',
+    clear=gates.CLEAR_GATE,
+)
 # In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
 # `true` into position 1 and `1.0` into 1; neither is a position.
 BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_factory=list, max_length=MAX_PLAN_TASKS)])
@@ -300,6 +388,8 @@ ACCEPTANCE_RULE = FieldRule(
     in_plan=Annotated[
         list[Any], Field(default_factory=list, max_length=MAX_CRITERIA), AfterValidator(_plan_acceptance)
     ],
+    tool=list[Any],
+    board=True,
 )
 
 
@@ -309,7 +399,7 @@ MAX_NOTE = 2_000  # characters in one note
 MAX_NOTES = 200  # notes a task keeps: one more is refused, never an older one dropped
 # Appended one at a time by TaskUpdate's `note` (update.apply_note), each {by, at, text};
 # never replaced, removed or sent whole: no check of the generic kind.
-NOTES_RULE = FieldRule()
+NOTES_RULE = FieldRule(board=True)
 
 
 # What Task.kept() shares between the tasks a cache keeps (thousands, never changed).
@@ -329,12 +419,12 @@ class Task(_Camel):
 
     id: int = Field(ge=1)
     subject: Annotated[str, text_rule(MAX_SUBJECT, required=True)]
-    description: Annotated[str, text_rule(MAX_DESCRIPTION)] = ""
+    description: Annotated[str, text_rule(MAX_DESCRIPTION, sent_default="")] = ""
     status: TaskStatus = TaskStatus.PENDING
     blocked_by: Annotated[list[int], BLOCKED_BY_RULE] = Field(default_factory=list)
     blocks: list[int] = Field(default_factory=list)
     owner: Annotated[str, text_rule(MAX_SHORT_TEXT, in_plan=False, by_claim=True)] = ""
-    active_form: Annotated[str, text_rule(MAX_SHORT_TEXT)] = ""
+    active_form: Annotated[str, text_rule(MAX_SHORT_TEXT, about="e.g. 'Running tests'")] = ""
     metadata: Annotated[dict[str, Any], METADATA_RULE] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
@@ -346,7 +436,7 @@ class Task(_Camel):
     # Each left out of the file when it has none, like the lease: priority 0 (the most urgent)
     # to 4, none ranked after 2; labels; the task this one is a part of (its parent).
     priority: Annotated[int | None, PRIORITY_RULE] = Field(
-        default=None, ge=0, le=MAX_PRIORITY, exclude_if=lambda v: v is None
+        default=None, ge=PRIORITY_BOUNDS[0], le=PRIORITY_BOUNDS[1], exclude_if=lambda v: v is None
     )
     labels: Annotated[list[str], LABELS_RULE] = Field(default_factory=list, exclude_if=lambda v: not v)
     parent: Annotated[int | None, PARENT_RULE] = Field(default=None, ge=1, exclude_if=lambda v: v is None)

@@ -12,6 +12,7 @@ version those tests ran against. Each is worth a public API upstream.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,15 @@ def add_request_handler(server: MCPServer[Any], method: str, params: type[BaseMo
 def registered_tools(server: MCPServer[Any]) -> list[Tool]:
     """The tools as registered, whose schemas tools/list sends as they are now."""
     return server._tool_manager.list_tools()
+
+
+def set_parameters(fn: Callable[..., Any], parameters: list[inspect.Parameter]) -> None:
+    """Give a tool's function the parameters the SDK makes its input schema and argument model
+    of (it reads `inspect.signature`, which honours `__signature__`), beside its context
+    parameter and its return annotation. The function takes them as `**kwargs`."""
+    sig = inspect.signature(fn)
+    kept = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    fn.__signature__ = sig.replace(parameters=[*kept, *parameters])  # type: ignore[attr-defined]
 
 
 def find_tool(server: MCPServer[Any], name: str) -> Tool | None:

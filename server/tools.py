@@ -5,6 +5,7 @@ in `_answer` and nowhere else.
 """
 
 import difflib
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -15,13 +16,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
-from planning_core import PlanningError, Session, TaskSpec, TodoItem, gates, history
+from planning_core import PlanningError, Session, TaskSpec, TodoItem, history
 from planning_core.actions import Actions, Outcome
 from planning_core.models import (
-    CLEAR_PRIORITY,
-    MAX_PRIORITY,
     MAX_TODO_ITEMS,
-    NO_PARENT,
+    REQUIRED,
+    SETTABLE,
+    WIRE,
+    FieldRule,
     ListStatus,
     NewTask,
     TaskPatch,
@@ -51,10 +53,6 @@ TaskId = Annotated[StrictInt | StrictStr, Field(description='3 or "#3"')]
 ClaimTaskId = Annotated[StrictInt | StrictStr, Field(description=f'"{NEXT_TASK}": best ready (label/parent)')]
 TaskIds = list[StrictInt | StrictStr]
 PlanName = Annotated[str | None, Field(description="default: current")]
-Priority = Annotated[StrictInt | None, Field(ge=0, le=MAX_PRIORITY, description="0 most urgent")]
-Labels = list[StrictStr] | None
-Gate = Annotated[Any, Field(description=f'"{gates.HUMAN}" or {{"{gates.AFTER}": ISO time}}')]
-Criteria = list[Any] | None  # each checked by models.check_acceptance
 
 # Only hints that differ from the protocol's defaults (not read-only, destructive, not
 # idempotent) are sent; openWorldHint is left out to keep tools/list small.
@@ -308,6 +306,54 @@ def compact_schemas(server: MCPServer[AppState]) -> None:
             sdk.trust_structured_output(tool)
 
 
+def _parameter(name: str, annotation: Any, default: Any = None) -> inspect.Parameter:
+    """A keyword parameter of a tool (REQUIRED: no default)."""
+    default = inspect.Parameter.empty if default is REQUIRED else default
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _with_fields(
+    lead: list[inspect.Parameter],
+    field: Callable[[FieldRule], tuple[Any, Any]],
+    before: dict[str, list[inspect.Parameter]],
+    tail: list[inspect.Parameter],
+) -> list[inspect.Parameter]:
+    """A tool's parameters: `lead`, one for each field a caller sets (its rule's form, by its
+    wire name, in Task's order; each list of `before` goes before the field it names), `tail`.
+    A field added to Task with a rule becomes a parameter of both tools with no edit here."""
+    out = list(lead)
+    for name, rule in SETTABLE.items():
+        out += before.get(WIRE[name], [])
+        out.append(_parameter(WIRE[name], *field(rule)))
+    return out + tail
+
+
+# TaskCreate's and TaskUpdate's own parameters, in the places tools/list has always named them.
+_EDGE_CHANGES = ("addBlockedBy", "addBlocks", "removeBlockedBy", "removeBlocks")
+_CREATE_PARAMETERS = _with_fields(
+    [],
+    FieldRule.create_parameter,
+    {"owner": [_parameter("blockedBy", TaskIds | None), _parameter("blocks", TaskIds | None)]},
+    [_parameter("plan", PlanName)],
+)
+_UPDATE_PARAMETERS = _with_fields(
+    [_parameter("taskId", ClaimTaskId, REQUIRED), _parameter("status", UpdateStatus | None)],
+    FieldRule.update_parameter,
+    {
+        "metadata": [_parameter(edge, TaskIds | None) for edge in _EDGE_CHANGES],
+        # 1 to MAX_LEASE_SECONDS: the core says so when not
+        "priority": [_parameter("leaseSeconds", StrictInt | None)],
+    },
+    [
+        _parameter("label", str | None),
+        _parameter("note", str | None),
+        _parameter("waitSeconds", StrictInt | None),  # 1 to update.MAX_WAIT_SECONDS, with "next"
+        _parameter("plan", PlanName),
+    ],
+)
+_UPDATE_OWN = [p.name for p in _UPDATE_PARAMETERS if p.name not in {WIRE[n] for n in SETTABLE}]
+
+
 def register(server: MCPServer[AppState]) -> None:
     @server.tool(name="PlanCreate", annotations=WRITE)
     async def plan_create(
@@ -342,91 +388,33 @@ def register(server: MCPServer[AppState]) -> None:
         """Move a finished plan to done/ (force: even unfinished)."""
         return await _answer(ctx, lambda a, s: a.plan_archive(s, plan, force))
 
-    @server.tool(name="TaskCreate", annotations=WRITE)
-    async def task_create(
-        subject: str,
-        ctx: Context,
-        description: str = "",  # optional, as in PlanCreate's tasks
-        activeForm: Annotated[str | None, Field(description="e.g. 'Running tests'")] = None,
-        blockedBy: TaskIds | None = None,
-        blocks: TaskIds | None = None,
-        owner: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        priority: Priority = None,
-        labels: Labels = None,
-        parent: StrictInt | None = None,
-        gate: Gate = None,
-        acceptance: Criteria = None,
-        plan: PlanName = None,
-    ) -> Annotated[CallToolResult, TaskCreated]:
+    async def task_create(ctx: Context, **given: Any) -> Annotated[CallToolResult, TaskCreated]:
         """Add a pending task to a plan."""
-        new = NewTask(
-            subject,
-            description,
-            activeForm=activeForm,
-            owner=owner,
-            metadata=metadata,
-            priority=priority,
-            labels=labels,
-            parent=parent,
-            gate=gate,
-            acceptance=acceptance,
-            blocked_by=blockedBy,
-            blocks=blocks,
-        )
+        plan, blocked_by, blocks = given.pop("plan"), given.pop("blockedBy"), given.pop("blocks")
+        new = NewTask(blocked_by=blocked_by, blocks=blocks, **given)
         return await _answer(ctx, lambda a, s: a.task_create(s, new, plan=plan))
 
-    @server.tool(name="TaskUpdate", annotations=UPDATE)
-    async def task_update(
-        taskId: ClaimTaskId,
-        ctx: Context,
-        status: UpdateStatus | None = None,
-        subject: str | None = None,
-        description: str | None = None,
-        activeForm: str | None = None,
-        owner: str | None = None,
-        addBlockedBy: TaskIds | None = None,
-        addBlocks: TaskIds | None = None,
-        removeBlockedBy: TaskIds | None = None,
-        removeBlocks: TaskIds | None = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="null removes a key")] = None,
-        leaseSeconds: StrictInt | None = None,  # 1 to MAX_LEASE_SECONDS: the core says so when not
-        priority: Annotated[
-            StrictInt | None,
-            Field(ge=CLEAR_PRIORITY, le=MAX_PRIORITY, description=f"{CLEAR_PRIORITY} clears"),
-        ] = None,
-        labels: Labels = None,  # replaces them (README): tools/list is read every turn
-        parent: Annotated[StrictInt | None, Field(ge=NO_PARENT, description=f"{NO_PARENT} clears")] = None,
-        gate: Annotated[Any, Field(description=f'"{gates.CLEAR_GATE}" clears')] = None,
-        acceptance: Criteria = None,
-        label: str | None = None,
-        note: str | None = None,
-        waitSeconds: StrictInt | None = None,  # 1 to update.MAX_WAIT_SECONDS, with "next"
-        plan: PlanName = None,
-    ) -> Annotated[CallToolResult, TaskUpdated]:
+    async def task_update(ctx: Context, **given: Any) -> Annotated[CallToolResult, TaskUpdated]:
         """Change a task (in_progress + owner claims it; deleted removes it). note appends; a
         leaseSeconds claim lapses unless renewed."""
+        own = {name: given.pop(name) for name in _UPDATE_OWN}
         patch = TaskPatch(
-            status=status,
-            add_blocked_by=addBlockedBy,
-            add_blocks=addBlocks,
-            remove_blocked_by=removeBlockedBy,
-            remove_blocks=removeBlocks,
-            lease_seconds=leaseSeconds,
-            label=label,
-            note=note,
-            subject=subject,
-            description=description,
-            activeForm=activeForm,
-            owner=owner,
-            metadata=metadata,
-            priority=priority,
-            labels=labels,
-            parent=parent,
-            gate=gate,
-            acceptance=acceptance,
+            status=own["status"],
+            add_blocked_by=own["addBlockedBy"],
+            add_blocks=own["addBlocks"],
+            remove_blocked_by=own["removeBlockedBy"],
+            remove_blocks=own["removeBlocks"],
+            lease_seconds=own["leaseSeconds"],
+            label=own["label"],
+            note=own["note"],
+            **given,
         )
-        return await _task_update(ctx, taskId, plan, patch, waitSeconds)
+        return await _task_update(ctx, own["taskId"], own["plan"], patch, own["waitSeconds"])
+
+    sdk.set_parameters(task_create, _CREATE_PARAMETERS)
+    sdk.set_parameters(task_update, _UPDATE_PARAMETERS)
+    server.tool(name="TaskCreate", annotations=WRITE)(task_create)
+    server.tool(name="TaskUpdate", annotations=UPDATE)(task_update)
 
     @server.tool(name="TaskList", annotations=READ)
     async def task_list(
