@@ -350,11 +350,23 @@ TOOL_SEARCH = "ToolSearch"
 NEVER_CONNECTED = "The MCP server never connected."
 
 
+def reach(name: str, offered: set[str], ident: str) -> Block | None:
+    """The call a model makes first when the tool `name` is not offered yet, as Claude
+    Code's reminders tell it to: while a server is still connecting Claude Code offers
+    WaitForMcpServers, which returns once it has; under tool search (the newer release's
+    default) an MCP tool is deferred until fetched by name. None: nothing to do first."""
+    if WAIT_FOR_SERVERS in offered or (name.startswith("mcp__") and TOOL_SEARCH not in offered):
+        return tool_use(WAIT_FOR_SERVERS, {}, ident)
+    if TOOL_SEARCH in offered:
+        return tool_use(TOOL_SEARCH, {"query": f"select:{name}", "max_results": 5}, ident)
+    return None
+
+
 @dataclass
 class Steps:
     """A script: per user prompt (matched by a word in it), tool calls made one per
     request, then a closing text. Until a tool is offered, the model waits for its server
-    (WaitForMcpServers) or, under tool search, fetches it (ToolSearch), as a model would."""
+    or fetches the tool (`reach`), as a model would."""
 
     turns: dict[str, list[tuple[str, dict[str, Any]]]]
 
@@ -370,16 +382,13 @@ class Steps:
         name, arguments = steps[len(done)]
         offered = tool_names(body)
         if name not in offered:
-            # Not offered yet: the server is still connecting, or (tool search) the tool is
-            # deferred. A model waits or searches, as Claude Code's reminders tell it to.
             mark = f"toolu_{key}{len(done)}_"
             tries = sum(str(r.get("tool_use_id", "")).startswith(mark) for r in results_since_prompt(body))
             if tries >= MAX_WAITS:  # it never came: end the turn (the test fails on it)
                 return [text(NEVER_CONNECTED)]
-            if TOOL_SEARCH in offered:
-                return [tool_use(TOOL_SEARCH, {"query": f"select:{name}", "max_results": 5}, f"{mark}find{tries}")]
-            if name.startswith("mcp__"):
-                return [tool_use(WAIT_FOR_SERVERS, {}, f"{mark}wait{tries}")]
+            first = reach(name, offered, f"{mark}{tries}")
+            if first is not None:
+                return [first]
         return [tool_use(name, arguments, f"toolu_{key}_{len(done)}")]
 
 
