@@ -48,12 +48,24 @@ def fsync_dir(folder: Target) -> None:
 def write_synced(path: Target, data: bytes, dir_fd: int | None = None) -> os.stat_result:
     """Write a new file (must not exist) and fsync it (dir_fd: `path` is a name in that
     folder); its fstat once written."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+    return _write_new(path, data, dir_fd, sync=True)
+
+
+def write_unsynced(path: Target, data: bytes) -> os.stat_result:
+    """write_synced without the fsync: for a file whose loss in a power cut is harmless
+    (after one, it may be there empty); its fstat once written."""
+    return _write_new(path, data, None, sync=False)
+
+
+def _write_new(path: Target, data: bytes, dir_fd: int | None, *, sync: bool) -> os.stat_result:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    fd = os.open(path, flags, 0o644) if dir_fd is None else os.open(path, flags, 0o644, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
         return os.fstat(fd)
     finally:
         os.close(fd)

@@ -7,10 +7,11 @@ SEGMENTS - 1 the oldest is dropped), so a plan's log never exceeds about
 SEGMENT_BYTES * SEGMENTS bytes however long it lives.
 
 The entry is the write's commit point (see `commit_logged`): the new task files are
-written and synced under temp names first, then the entry, naming those temp files and
-the files to remove, is appended and synced, then the renames and removals run, then a
-`done` marker is appended. A crash before the entry is durable changed no task file (the
-temp files are cleaned as always); a crash after it is rolled forward by the next writer
+written and synced under temp names first (a create's `.highwatermark` unsynced,
+txn.py), then the entry, naming those temp files and the files to remove, is appended and
+synced, then the renames and removals run (one folder fsync for both), then a `done`
+marker is appended. A crash before the entry is durable changed no task file (the temp
+files are cleaned as always); a crash after it is rolled forward by the next writer
 of the plan (`settle`, under the plan's lock, before it reads anything) and by every
 server start (recover): the temp files named are renamed into place, the removals made.
 
@@ -35,7 +36,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from ... import history
@@ -156,11 +157,14 @@ def _next_seq(folder: str) -> int:
     return int(last.get("seq", 0)) + 1 if last else 1
 
 
-def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], removals: list[str]) -> None:
+def commit_logged(
+    folder: str, entry: Entry, writes: list[tuple[str, bytes]], removals: list[str], unsynced: Collection[str] = ()
+) -> None:
     """Write `writes` and remove `removals` with `entry` as the commit point (the module
-    docstring). Raises atomic.PartialWrite or OSError as atomic.replace_many does; the
-    entry is then voided, since the write did not happen (whole)."""
-    staged, stamps = _stage(writes)
+    docstring); the data of the targets in `unsynced` is not fsynced (a file a power cut may
+    leave empty without harm). Raises atomic.PartialWrite or OSError as atomic.replace_many
+    does; the entry is then voided, since the write did not happen (whole)."""
+    staged, stamps = _stage(writes, unsynced)
     seq = _next_seq(folder)
     names = [[os.path.basename(t), os.path.basename(g), *st] for (t, g), st in zip(staged, stamps, strict=True)]
     redo = {"tmp": names, "rm": [[os.path.basename(p), *st] for p in removals if (st := _stamp_of(p))]}
@@ -172,23 +176,33 @@ def commit_logged(folder: str, entry: Entry, writes: list[tuple[str, bytes]], re
         except OSError as e:
             _rename_failed(folder, before, seq, staged, done, e)
             raise
-    if staged:
-        atomic.fsync_dir(folder)
-    if removals:
-        atomic.remove_synced(removals)
+    _finish(folder, bool(staged), removals)
     _append(folder, {"seq": seq, "done": 1}, sync=False)  # a lost marker only makes settle redo nothing
 
 
-def _stage(writes: list[tuple[str, bytes]]) -> tuple[list[tuple[str, str]], list[list[int]]]:
-    """Each write's data in a synced temp file beside its target: (temp, target) pairs and
-    the temp files' stamps. On any failure the temp files made are removed."""
+def _finish(folder: str, renamed: bool, removals: list[str]) -> None:
+    """The removals after the renames, then one fsync of the folder for both: the entries of
+    one folder reach the disk in the order they were made, so no power cut keeps a removal
+    and loses a rename made before it (the order commit() chose)."""
+    for path in removals:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    if renamed or removals:
+        atomic.fsync_dir(folder)
+
+
+def _stage(writes: list[tuple[str, bytes]], unsynced: Collection[str]) -> tuple[list[tuple[str, str]], list[list[int]]]:
+    """Each write's data in a temp file beside its target, synced unless its target is in
+    `unsynced`: (temp, target) pairs and the temp files' stamps. On any failure the temp
+    files made are removed."""
     staged: list[tuple[str, str]] = []
     stamps: list[list[int]] = []
     try:
         for target, data in writes:
             tmp = atomic.temp_name(target)
             staged.append((tmp, target))
-            stamps.append(_stamp(atomic.write_synced(tmp, data)))
+            write = atomic.write_unsynced if target in unsynced else atomic.write_synced
+            stamps.append(_stamp(write(tmp, data)))
     except BaseException:
         for tmp, _ in staged:
             with contextlib.suppress(OSError):
@@ -316,10 +330,7 @@ def settle(folder: str) -> bool:
     except OSError as e:  # what stopped the writer stops us: say so, never loop on it
         _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
         return True
-    if renames:
-        atomic.fsync_dir(folder)
-    if gone:
-        atomic.remove_synced(gone)
+    _finish(folder, bool(renames), gone)
     _append(folder, {"seq": seq, "done": 1}, sync=True)
     return True
 

@@ -28,6 +28,7 @@ class FileTransaction(StagedTransaction):
         self.path = path
         self._cache = cache  # the store's parsed files, brought up to date by each scan
         self._high: int | None = None
+        self._mark_covered = False  # the files on disk reach the mark (next_id): its data need not be synced
         self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
 
     def _committed(self, task_id: int) -> Task:
@@ -38,20 +39,15 @@ class FileTransaction(StagedTransaction):
 
     def next_id(self) -> int:
         if self._high is None:
-            try:
-                self._high = int(read_regular(self.path / HIGHWATERMARK, MAX_HIGHWATERMARK_BYTES).strip())
-            except (OSError, ValueError, UnreadableFile):  # a FIFO or device there is never opened
-                self._high = None  # missing or unreadable: the files are all we know
-            if self._high is not None and not 0 <= self._high <= MAX_TASK_ID:
-                self._high = None  # hand-edited out of range: trust the files
+            self._high = self._read_mark()
+            # The old mark's own task file is there (synced when written): the ids on disk
+            # reach the mark, so a power cut that empties the new mark loses no used id.
+            self._mark_covered = self._high is not None and self._committed_exists(self._high)
         candidate = (self._high or 0) + 1
         if self._high is None or self.exists(candidate):
-            # The high-water mark is gone or behind the files (hand edit, copied folder):
-            # never reuse an id, so take the highest id on disk (one scan of the folder).
-            # A name beyond the limit was never issued (it is reported as unreadable).
-            names = (TASK_FILE.fullmatch(n) for n in os.listdir(self.path))
-            ids = [i for m in names if m and (i := int(m.group(1))) <= MAX_TASK_ID]
-            candidate = max([candidate - 1, *ids, *self._staged]) + 1
+            # The high-water mark is gone or behind the files (hand edit, copied folder, a
+            # power cut that emptied it): never reuse an id, so take the highest id on disk.
+            candidate = max([candidate - 1, *self._ids_on_disk(), *self._staged]) + 1
         if candidate > MAX_TASK_ID:
             # task_<N>.json has at most 9 digits: a bigger id would be invisible to every
             # read, and the next create would overwrite it. Refuse before anything is staged.
@@ -59,6 +55,21 @@ class FileTransaction(StagedTransaction):
         self._high = candidate
         self._issued.add(candidate)
         return candidate
+
+    def _read_mark(self) -> int | None:
+        """The high-water mark, or None when it is missing, unreadable or out of range (the
+        files are then all we know). A FIFO or device in its place is never opened."""
+        try:
+            mark = int(read_regular(self.path / HIGHWATERMARK, MAX_HIGHWATERMARK_BYTES).strip())
+        except (OSError, ValueError, UnreadableFile):
+            return None
+        return mark if 0 <= mark <= MAX_TASK_ID else None
+
+    def _ids_on_disk(self) -> list[int]:
+        """The ids of the task files in the folder (one scan of it). A name beyond the limit
+        was never issued (it is reported as unreadable)."""
+        names = (TASK_FILE.fullmatch(n) for n in os.listdir(self.path))
+        return [i for m in names if m and (i := int(m.group(1))) <= MAX_TASK_ID]
 
     def _committed_plan(self) -> CommittedPlan:
         cached, corrupt = self._cache.scan(self.path)
@@ -108,15 +119,28 @@ class FileTransaction(StagedTransaction):
         writes = [
             (os.path.join(folder, task_filename(i)), t.to_json().encode()) for i in order if (t := self._staged[i])
         ]
+        removed = [i for i, t in self._staged.items() if t is None]
+        if removed:
+            self._keep_mark_of(removed)
         if self._high is not None:
             # The mark goes first: if a later rename fails, an id is burnt, never reused.
             writes.insert(0, (os.path.join(folder, HIGHWATERMARK), f"{self._high}\n".encode()))
         return writes
 
+    def _keep_mark_of(self, removed: list[int]) -> None:
+        """A commit that removes the highest task file writes the mark, synced: from then on
+        only the mark tells that its id was used."""
+        kept = {i for i, t in self._staged.items() if t is not None}
+        if max(removed) > max((set(self._ids_on_disk()) - set(removed)) | kept, default=0):
+            self._high = max(self._read_mark() or 0, *removed, *kept)
+            self._mark_covered = False
+
     def _write(self, writes: list[tuple[str, bytes]], removals: list[str]) -> None:
         events = self.staged_events()
         if events:  # the change and its history entry, as one (historylog.py)
-            historylog.commit_logged(os.fspath(self.path), Entry.now(events), writes, removals)
+            # A mark the files on disk cover needs no sync of its own (RELIABILITY.md).
+            lazy = (os.path.join(os.fspath(self.path), HIGHWATERMARK),) if self._mark_covered else ()
+            historylog.commit_logged(os.fspath(self.path), Entry.now(events), writes, removals, lazy)
             return
         if writes:
             atomic.replace_many(writes)
