@@ -8,7 +8,6 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, get_args
 
 from pydantic import (
@@ -32,6 +31,8 @@ from .checks import MAX_METADATA_BYTES as MAX_METADATA_BYTES
 from .checks import metadata_size as metadata_size
 from .errors import InvalidInput
 from .names import parse_task_id
+from .taskjson import TaskStatus as TaskStatus
+from .taskjson import tally
 
 MAX_SUBJECT = 200
 MAX_DESCRIPTION = 20_000
@@ -51,14 +52,6 @@ STATUS_NAMES: tuple[str, ...] = get_args(StatusName)
 UPDATE_STATUSES: tuple[str, ...] = get_args(UpdateStatus)
 LIST_STATUSES: tuple[str, ...] = get_args(ListStatus)
 TodoStatus = StatusName
-
-
-class TaskStatus(StrEnum):
-    """A task's status on disk; its values are StatusName's (tests/core/test_one_rule.py)."""
-
-    PENDING = "pending"
-    IN_PROGRESS = "in_progress"
-    COMPLETED = "completed"
 
 
 TaskIdsArg = Sequence[int | str]
@@ -715,16 +708,7 @@ class PlanSnapshot(_Camel):
 
 def summarize(name: str, title: str, archived: bool, tasks: Iterable[Task], unreadable: int) -> PlanSummary:
     """Progress and the current task (the lowest-numbered in progress) of a plan."""
-    total = completed = in_progress = 0
-    current: Task | None = None
-    for t in tasks:
-        total += 1
-        if t.status is TaskStatus.COMPLETED:
-            completed += 1
-        elif t.status is TaskStatus.IN_PROGRESS:
-            in_progress += 1
-            if current is None or t.id < current.id:
-                current = t
+    total, completed, in_progress, current = tally(tasks)
     return summary_of(name, title, archived, total, completed, current, in_progress, unreadable)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 from . import gates, verify
+from .activeplans import ACTIVE_PLANS_HEADER as ACTIVE_PLANS_HEADER
+from .activeplans import PlanLine, block_text, line_text, progress_text
 from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .safetext import escape
 
@@ -15,7 +17,6 @@ from .safetext import escape
 # hand-editable, and a line break or ESC in a subject must not forge lines or reach a
 # terminal (status, board and the start-up summary print these texts).
 
-ACTIVE_PLANS_HEADER = "# Active Plans"
 SUMMARY_HEADER = "[Session Plan] Active tasks:"
 SUMMARY_MAX_TASKS = 20
 MARKS = {TaskStatus.COMPLETED: "[x]", TaskStatus.IN_PROGRESS: "[>]", TaskStatus.PENDING: "[ ]"}
@@ -43,15 +44,17 @@ def render_plan_md(title: str, analysis: str, approach: str, steps: Sequence[str
 
 
 def progress_tag(summary: PlanSummary) -> str:
-    return f"[{summary.progress.completed}/{summary.progress.total} done]"
+    return progress_text(summary.progress.completed, summary.progress.total)
+
+
+def line_of(summary: PlanSummary) -> PlanLine:
+    """What the summary's line in the Active Plans block shows."""
+    return PlanLine(summary.name, summary.progress.completed, summary.progress.total, summary.current)
 
 
 def plan_line(summary: PlanSummary) -> str:
-    """`<name> [k/n done] current: "<subject>"` (exact)."""
-    line = f"{summary.name} {progress_tag(summary)}"
-    if summary.current is not None:
-        line += f' current: "{escape(summary.current)}"'
-    return line
+    """`<name> [k/n done] current: "<subject>"` (exact: activeplans.line_text)."""
+    return line_text(line_of(summary))
 
 
 def no_plans_text(archived: int) -> str:
@@ -67,8 +70,7 @@ def no_plans_text(archived: int) -> str:
 
 def active_plans_block(summaries: Iterable[PlanSummary]) -> str:
     """The `# Active Plans` block (exact), one line per active plan, oldest first."""
-    lines = [f"- {plan_line(s)}" for s in summaries if not s.archived]
-    return "\n".join([ACTIVE_PLANS_HEADER, *(lines or ["(none)"])])
+    return block_text(plan_line(s) for s in summaries if not s.archived)
 
 
 def startup_summary(snapshots: Iterable[PlanSnapshot]) -> str:

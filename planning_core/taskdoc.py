@@ -1,31 +1,31 @@
 """A task's stored document, the one form every store keeps: the JSON `Task.to_json` writes,
-named `task_<id>.json`, and the rule that reads it back (a bad document is reported, never
-raised). Above the stores: the file store names files with it, PostgreSQL names rows."""
+named `task_<id>.json` (taskjson.py: the document read as it is), and the rule that reads it
+back (a bad document is reported, never raised). Above the stores: the file store names files
+with it, PostgreSQL names rows."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from .models import Task
+from .taskjson import BadDocument, invalid_reason, load_document
+from .taskjson import task_filename as task_filename
 
 # The fields a document may lack (each left out of the file while unset), by their key.
 _OPTIONAL_KEYS = frozenset(f.alias or n for n, f in Task.model_fields.items() if f.exclude_if is not None)
-
-
-def task_filename(task_id: int) -> str:
-    return f"task_{task_id}.json"
 
 
 def parse_task(raw: bytes | str, task_id: int) -> Task | str:
     """A stored task document, or the reason it is not one: the one rule for every store
     that keeps tasks as JSON documents (a bad row is reported as a bad file is)."""
     try:
-        task = validated_task(json.loads(raw))
+        task = validated_task(load_document(raw))
+    except BadDocument as e:
+        return str(e)
     except (ValueError, ValidationError, RecursionError) as e:
-        return f"invalid task JSON ({(str(e).splitlines() or [type(e).__name__])[0][:120]})"
+        return invalid_reason(e)
     if task.id != task_id:
         return f"its id field is {task.id}, not {task_id}"
     return task

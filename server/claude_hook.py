@@ -45,11 +45,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 # Claude Code waits on this process at every prompt and tool call: the modules below are
 # the light ones (no models, no pydantic); the rest is imported where an event needs it,
 # so counting a round never loads them (tests/ux/test_claude_hook_imports.py).
+from planning_core.activeplans import PlanLine, block_text, line_text
 from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.names import check_plan_name
 from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
-from planning_core.stores import is_database_url
+from planning_core.stores import is_database_url, plain_plan_lines
 
 from . import hook_state
 from .cli_common import EXIT_OK
@@ -133,23 +134,39 @@ def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, A
     """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
     first when there are more plans than fit, then `(+N more: PlanList)`."""
     from planning_core import Planner
-    from planning_core.render import active_plans_block
+    from planning_core.render import line_of
 
-    summaries = Planner(store).summaries()
-    current = _saved_current_plan(store, root, payload)
-    summaries.sort(key=lambda s: s.name != current)  # stable: the rest stay oldest first
-    block = active_plans_block(summaries)
+    plans = [line_of(s) for s in Planner(store).summaries() if not s.archived]
+    return prompt_block(plans, _saved_current_plan(store, root, payload))
+
+
+def prompt_block(plans: list[PlanLine], current: str | None) -> str:
+    """user_prompt_submit's answer from the plans' lines, however they were read."""
+    plans.sort(key=lambda p: p.name != current)  # stable: the rest stay oldest first
+    block = block_text(line_text(p) for p in plans)
     lines = block.split("\n")
     while len(block) > PROMPT_CONTEXT_CHARS and len(lines) > 2:
         lines.pop()
-        more = len(summaries) - (len(lines) - 1)
+        more = len(plans) - (len(lines) - 1)
         block = "\n".join([*lines, f"(+{more} more: PlanList)"])
     if len(block) > PROMPT_CONTEXT_CHARS:  # one plan whose current task has a long subject
         block = block[: PROMPT_CONTEXT_CHARS - 1] + "…"
     return output("UserPromptSubmit", block)
 
 
-def _saved_current_plan(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str | None:
+def _prompt_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
+    """user_prompt_submit on a planning folder, its plans read without the models (the
+    hook runs before every prompt); None when only the store can tell (a task file the
+    models must judge): the caller opens it."""
+    if not (root / "todo").is_dir():
+        return ""
+    plans = plain_plan_lines(root)
+    if plans is None:
+        return None
+    return prompt_block(plans, _saved_current_plan(None, root, payload))
+
+
+def _saved_current_plan(store: PlanStore | None, root: Path | None, payload: dict[str, Any]) -> str | None:
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
         return None
@@ -456,18 +473,22 @@ def hook_store(
     when there is no planning folder here: this project does not use us, unless the hook
     `writes` (a plan approved in plan mode): then the folder is made where the server
     would make it on its first write, as the server makes it (store_choice.open_for_writing)."""
+    choice = hook_choice(root_arg, store_arg, payload)
+    if choice.folder is None and not is_database_url(choice.url):
+        return None
+    if choice.folder is not None and not writes and not (choice.folder / "todo").is_dir():
+        return None  # a project without plans: nothing loaded
     from planning_core import history  # the store's modules load it anyway
 
     history.ACTOR.set("planning-mcp hook")  # who wrote, in the plans' history
-    choice = hook_choice(root_arg, store_arg, payload)
     if choice.folder is None:
-        return choice.open() if is_database_url(choice.url) else None
+        return choice.open()
     if writes:
         store = open_for_writing(choice)  # checks the folder can be made, as the server does
         choice.folder.mkdir(exist_ok=True)  # before the hook's own state file goes in it
         store.prepare()  # a root that exists gets its layout (todo/, done/, .gitignore)
         return store
-    return choice.open() if (choice.folder / "todo").is_dir() else None
+    return choice.open()
 
 
 def _writes(event: str | None, payload: dict[str, Any]) -> bool:
@@ -482,9 +503,13 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
     if not isinstance(payload, dict):
         return ""
     event = event or payload.get("hook_event_name")
-    if event in ("PostToolUse", "PostToolUseFailure") and not _writes(event, payload):
+    if event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") and not _writes(event, payload):
         folder = hook_choice(root_arg, store_arg, payload).folder
-        if folder is not None:
+        if folder is not None and event == "UserPromptSubmit":
+            answer = _prompt_in_folder(folder.absolute(), payload)
+            if answer is not None:
+                return answer
+        elif folder is not None:
             return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
     store = hook_store(root_arg, store_arg, payload, writes=_writes(event, payload))
     if store is None:

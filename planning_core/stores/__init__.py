@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..activeplans import PlanLine
 from ..store import PlanStore
 from .urls import DATABASE_SCHEMES, MEMORY_URL, DatabaseUrl, database_url, is_conninfo, is_database_url, redact
 
@@ -18,6 +19,7 @@ __all__ = [
     "is_conninfo",
     "is_database_url",
     "open_store",
+    "plain_plan_lines",
     "redact",
 ]
 
@@ -32,11 +34,32 @@ def open_store(url: str | Path, *, lock_timeout: float | None = None) -> PlanSto
 
         text = database_url(text)
         return PostgresStore(text) if lock_timeout is None else PostgresStore(text, lock_timeout=lock_timeout)
-    if text == MEMORY_URL or text.startswith(MEMORY_URL + "//"):
+    if _is_memory(text):
         from .memory import MemoryStore
 
         return MemoryStore() if lock_timeout is None else MemoryStore(lock_timeout=lock_timeout)
     from .files import FileStore
 
-    path = Path(urlsplit(text).path) if text.startswith("file:") else Path(text)
+    path = _file_root(text)
     return FileStore(path) if lock_timeout is None else FileStore(path, lock_timeout=lock_timeout)
+
+
+def plain_plan_lines(url: str | Path) -> list[PlanLine] | None:
+    """The Active Plans block's lines read without the models (stores/files/plainread.py),
+    for a store that is a folder of files; None for any other store, or when only the store
+    can tell (a document the models must judge): then open it and ask."""
+    text = str(url)
+    if is_database_url(text) or _is_memory(text):
+        return None
+    from .files.plainread import active_plan_lines
+
+    return active_plan_lines(_file_root(text))
+
+
+def _is_memory(text: str) -> bool:
+    return text == MEMORY_URL or text.startswith(MEMORY_URL + "//")
+
+
+def _file_root(text: str) -> Path:
+    """The file store's root a path or `file:` URL names."""
+    return Path(urlsplit(text).path) if text.startswith("file:") else Path(text)

@@ -1,7 +1,9 @@
 """Claude Code waits on `planning-mcp hook` at every prompt and tool call: the hook loads
-no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call) loads
-no models either (no pydantic). Checked in a fresh interpreter the way the console script
-runs it (server.entry.main), listing what ended up in sys.modules."""
+no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call), the
+Active Plans line before each prompt (UserPromptSubmit) and a stop in a project without
+plans load no models either (no pydantic). Checked in a fresh interpreter the way the
+console script runs it (server.entry.main), with this checkout's code, listing what ended
+up in sys.modules."""
 
 from __future__ import annotations
 
@@ -19,9 +21,11 @@ from tests.support.waits import bound
 
 NEVER = {"mcp", "rich", "anyio", "starlette", "uvicorn", "psycopg", "server.app", "server.cli"}
 MODELS = {"pydantic", "pydantic_core", "planning_core.models"}
+REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import io, json, sys
-event, payload, out = sys.argv[1:]
+repo, event, payload, out = sys.argv[1:]
+sys.path.insert(0, repo)
 sys.stdin = io.StringIO(payload)
 from server.entry import main
 code = main(["hook", event])
@@ -33,7 +37,7 @@ with open(out, "w") as f:
 def _loaded(project: Path, event: str, payload: dict[str, object], tmp_path: Path) -> tuple[set[str], str]:
     out = tmp_path / "modules.json"
     done = subprocess.run(
-        [sys.executable, "-I", "-c", PROBE, event, json.dumps({"cwd": str(project), **payload}), str(out)],
+        [sys.executable, "-I", "-c", PROBE, str(REPO), event, json.dumps({"cwd": str(project), **payload}), str(out)],
         capture_output=True,
         text=True,
         timeout=bound(30),
@@ -53,7 +57,7 @@ def project(tmp_path: Path) -> Path:
     store = FileStore(folder / ".planning")
     store.ensure_writable()
     planner = Planner(store)
-    name = planner.create_plan("Ship", "a", "b", tasks=[{"subject": "One"}, {"subject": "Two"}]).name
+    name = planner.create_plan("Ship", "a", "b", date="2026-01-01", tasks=[{"subject": "One"}, {"subject": "Two"}]).name
     planner.update_task(name, 1, status="in_progress")
     store.close()
     return folder
@@ -72,9 +76,27 @@ def test_a_round_loads_no_sdk_no_rich_no_models(project: Path, tmp_path: Path, t
     assert (project / ".planning" / ".hooks" / "s1.json").is_file()  # the round was counted
 
 
-@pytest.mark.parametrize("event", ["UserPromptSubmit", "SessionStart"])
-def test_the_active_plans_line_loads_no_sdk_and_no_rich(project: Path, tmp_path: Path, event: str) -> None:
-    modules, printed = _loaded(project, event, {"session_id": "s1", "source": "startup"}, tmp_path)
+def test_the_line_before_each_prompt_loads_no_sdk_no_rich_no_models(project: Path, tmp_path: Path) -> None:
+    modules, printed = _loaded(project, "UserPromptSubmit", {"session_id": "s1", "prompt": "go"}, tmp_path)
+    assert json.loads(printed)["hookSpecificOutput"]["additionalContext"] == (
+        '# Active Plans\n- 2026-01-01-ship [0/2 done] current: "One"'
+    )
+    assert not {m.split(".")[0] for m in modules} & NEVER
+    assert not modules & (NEVER | MODELS)
+
+
+def test_the_session_start_block_loads_no_sdk_and_no_rich(project: Path, tmp_path: Path) -> None:
+    modules, printed = _loaded(project, "SessionStart", {"session_id": "s1", "source": "startup"}, tmp_path)
     assert "# Active Plans" in printed
     assert not {m.split(".")[0] for m in modules} & NEVER
     assert not modules & NEVER
+
+
+@pytest.mark.parametrize("event", ["Stop", "UserPromptSubmit", "SessionStart", "PostToolUse"])
+def test_a_project_without_plans_loads_no_models(tmp_path: Path, event: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    payload = {"session_id": "s1", "tool_name": "Bash", "source": "startup"}
+    modules, printed = _loaded(elsewhere, event, payload, tmp_path)
+    assert printed == ""
+    assert not modules & (NEVER | MODELS)

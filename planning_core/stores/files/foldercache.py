@@ -35,7 +35,8 @@ from ...fileio.regular import UnreadableFile, read_regular
 from ...models import CorruptFile, Task
 from ...names import plan_title
 from . import fswatch
-from .taskfiles import PLAN_MD, TASK_FILE, misnamed, read_task
+from .taskfiles import PLAN_MD, TASK_FILE, misnamed
+from .taskload import read_task
 
 TITLE_BYTES = 4096  # the title is plan.md's first line; more is never read for it
 T = TypeVar("T")

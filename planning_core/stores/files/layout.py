@@ -12,9 +12,9 @@ from pathlib import Path
 
 from ...errors import StorageError
 from ...fileio import atomic
-from ...names import check_plan_name
 from ...store import HOOKS_DIR
 from . import historylog
+from .plainread import list_plans as list_plans
 from .stagedfolder import STAGING_PREFIX
 from .taskfiles import LOCK
 
@@ -104,20 +104,3 @@ def root_mistake(root: Path, *, creating: bool) -> str | None:
     return (
         f"holds other files ({shown}) and no plans (no todo/ or done/); plans need a folder of their own, e.g. {nested}"
     )
-
-
-def list_plans(folder: Path) -> list[str]:
-    """The plan folders in todo/ or done/, by name."""
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return []
-    names = []
-    for e in entries:
-        try:
-            check_plan_name(e.name)
-        except Exception:
-            continue
-        if e.is_dir(follow_symlinks=False):
-            names.append(e.name)
-    return sorted(names)

@@ -39,12 +39,8 @@ from .layout import check_creatable, ensure_writable, is_real_dir, list_plans, m
 from .mergefixup import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import STAGING_PREFIX, staged_plan_folder
-from .taskfiles import (
-    LOCK,
-    PLAN_MD,
-    TASK_FILE,
-    load_task,
-)
+from .taskfiles import LOCK, PLAN_MD, TASK_FILE
+from .taskload import load_task
 from .txn import FileTransaction
 
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet

@@ -1,5 +1,5 @@
-"""One task per file: naming, reading (never following links), and the rules for
-reading a folder of them (blocks derived from blockedBy)."""
+"""One task per file: naming and reading (never following links), without the models
+(taskload.py validates what is read here; plainread.py reads plans without them)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import os
 import re
 from pathlib import Path
 
-from ...errors import CorruptTask, TaskNotFound
 from ...fileio.regular import UnreadableFile, read_regular
-from ...models import Task
 from ...names import MAX_TASK_ID
-from ...taskdoc import parse_task, task_filename
+from ...taskjson import task_filename
 
 # Wider than the names the store writes, so a stray one (task_0.json, task_07.json, an id
 # past MAX_TASK_ID) is reported as unreadable (see misnamed), never silently hidden.
@@ -39,23 +37,11 @@ def misnamed(name: str, task_id: int) -> str | None:
     return f"its name is not a task id (task_1.json to task_{MAX_TASK_ID}.json); rename or remove it"
 
 
-def read_task(path: Path | str, task_id: int, st: os.stat_result | None = None) -> Task | str:
-    """The task, or the reason it cannot be read. Only regular files are opened (never
-    a symlink, FIFO or device), and at most MAX_TASK_FILE_BYTES of them.
+def task_bytes(path: Path | str, st: os.stat_result | None = None) -> bytes | str:
+    """The task file's bytes, or the reason they cannot be read. Only regular files are
+    opened (never a symlink, FIFO or device), and at most MAX_TASK_FILE_BYTES of them.
     FileNotFoundError if there is no file. `st`: the caller's lstat of it, if any."""
     try:
-        raw = read_regular(path, MAX_TASK_FILE_BYTES, "a task file", st)
+        return read_regular(path, MAX_TASK_FILE_BYTES, "a task file", st)
     except UnreadableFile as e:
         return e.reason
-    return parse_task(raw, task_id)
-
-
-def load_task(path: Path, task_id: int) -> Task:
-    filename = task_filename(task_id)
-    try:
-        loaded = read_task(os.path.join(path, filename), task_id)  # not pathlib: see foldercache._load
-    except FileNotFoundError:
-        raise TaskNotFound(path.name, [task_id]) from None
-    if isinstance(loaded, str):
-        raise CorruptTask(path.name, task_id, filename, loaded)
-    return loaded

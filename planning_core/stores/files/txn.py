@@ -17,7 +17,8 @@ from ...taskdoc import task_filename
 from ..staging import CommittedPlan, StagedTransaction
 from . import historylog
 from .foldercache import FolderCache
-from .taskfiles import HIGHWATERMARK, TASK_FILE, load_task
+from .taskfiles import HIGHWATERMARK, TASK_FILE
+from .taskload import load_task
 
 
 class FileTransaction(StagedTransaction):

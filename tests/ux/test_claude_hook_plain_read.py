@@ -1,0 +1,145 @@
+"""Before every prompt the Claude Code hook reads the plans without the models
+(stores/files/plainread.py): its Active Plans block must be the one the store's read gives,
+whatever the task files hold. Each case damages one plan on disk (real files, a FIFO, a
+link), runs the hook as Claude Code does (a new process, the payload on stdin) and compares
+its answer with the server's way of reading the same folder (the models, via the store)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from planning_core import Planner
+from planning_core.names import MAX_TASK_ID
+from planning_core.stores import plain_plan_lines
+from planning_core.stores.files import FileStore
+from server.claude_hook import user_prompt_submit
+from tests.support.waits import bound
+
+REPO = Path(__file__).resolve().parents[2]
+Damage = Callable[[Path], None]
+
+
+def _write(name: str, text: str) -> Damage:
+    return lambda plan: (plan / name).write_text(text)
+
+
+def _document(task_id: int, **fields: object) -> Damage:
+    """task_<id>.json rewritten with these fields changed (None: the field removed)."""
+
+    def damage(plan: Path) -> None:
+        path = plan / f"task_{task_id}.json"
+        doc = json.loads(path.read_text())
+        doc.update(fields)
+        path.write_text(json.dumps({k: v for k, v in doc.items() if v is not None}, indent=2))
+
+    return damage
+
+
+def _fifo(plan: Path) -> None:
+    os.mkfifo(plan / "task_7.json")
+
+
+def _link(plan: Path) -> None:
+    (plan / "task_7.json").symlink_to(plan / "task_1.json")
+
+
+def _folder(plan: Path) -> None:
+    (plan / "task_7.json").mkdir()
+
+
+# Damage the plain read takes as the store does (the same reading rules)...
+READ_ALIKE: dict[str, Damage] = {
+    "not JSON": _write("task_7.json", "{oops"),
+    "merge conflict markers": _write("task_2.json", '<<<<<<< HEAD\n{"id": 2}\n=======\n'),
+    "a misnamed file": _write("task_07.json", "{}"),
+    "an id past the last": _write(f"task_{MAX_TASK_ID + 1}.json", "{}"),
+    "a FIFO": _fifo,
+    "a link": _link,
+    "a folder": _folder,
+    "another tool's extra field": _document(3, estimate="2h"),
+    "an optional field left out": _document(3, blocks=None),
+}
+# ...and documents only the models may judge: the hook then asks the store.
+FOR_THE_MODELS: dict[str, Damage] = {
+    "an unknown status": _document(2, status="done"),
+    "no status": _document(2, status=None),
+    "a wrong id": _document(3, id=4),
+    "an id as text": _document(3, id="3"),
+    "a subject that is not text": _document(1, subject=7),
+    "not an object": _write("task_5.json", "[1, 2]"),
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    store = FileStore(folder / ".planning")
+    planner = Planner(store)
+    tasks = [{"subject": f'Step "{i}"'} for i in range(1, 6)]
+    first = planner.create_plan("Ship it", "a", "b", date="2026-05-01", tasks=tasks).name
+    planner.update_task(first, 1, status="completed")
+    planner.update_task(first, 2, status="in_progress")
+    planner.update_task(first, 3, status="in_progress")
+    planner.create_plan("Side", "a", "b", date="2026-05-02", tasks=[{"subject": "x"}])
+    store.close()
+    return folder
+
+
+def _hook(project: Path) -> str:
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": "go"}
+    done = subprocess.run(
+        [sys.executable, "-m", "server", "hook", "UserPromptSubmit"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=bound(30),
+        cwd=project,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith(("PLANNING_MCP_", "CLAUDE_"))},
+            "PYTHONPATH": str(REPO),
+        },
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    return done.stdout.strip()
+
+
+def _served(project: Path) -> str:
+    store = FileStore(project / ".planning")
+    try:
+        return user_prompt_submit(store, store.root, {"session_id": "s1"})
+    finally:
+        store.close()
+
+
+def _damaged(project: Path, damage: Damage) -> None:
+    damage(project / ".planning" / "todo" / "2026-05-01-ship-it")
+
+
+def test_an_undamaged_plan_reads_alike(project: Path) -> None:
+    assert plain_plan_lines(project / ".planning") is not None
+    shown = _hook(project)
+    assert json.loads(shown)["hookSpecificOutput"]["additionalContext"] == (
+        '# Active Plans\n- 2026-05-01-ship-it [1/5 done] current: "Step "2""\n- 2026-05-02-side [0/1 done]'
+    )
+    assert shown == _served(project)
+
+
+@pytest.mark.parametrize("case", list(READ_ALIKE))
+def test_damage_the_store_reports_reads_alike_without_the_models(project: Path, case: str) -> None:
+    _damaged(project, READ_ALIKE[case])
+    assert plain_plan_lines(project / ".planning") is not None  # no models needed
+    assert _hook(project) == _served(project)
+
+
+@pytest.mark.parametrize("case", list(FOR_THE_MODELS))
+def test_a_document_only_the_models_may_judge_is_left_to_them(project: Path, case: str) -> None:
+    _damaged(project, FOR_THE_MODELS[case])
+    assert plain_plan_lines(project / ".planning") is None  # the hook asks the store
+    assert _hook(project) == _served(project)
