@@ -110,7 +110,9 @@ class FieldRule:
     changes: TaskUpdate's description when it is not about `clear` (metadata's keys).
     sent_default: TaskCreate's default when the field is not sent (None: optional, null
         accepted; REQUIRED: the tool requires it).
-    board: the board's card shows it (the board's row carries it: rows.BOARD_TASK_FIELDS)."""
+    board: the board's card shows it (server/board/assets/board.js, one line); the board's row
+        carries it (TaskRow's fields, else rows.BOARD_TASK_FIELDS), and
+        tests/board/test_board_fields.py fails while board.js does not read it."""
 
     check: Callable[[Any, str], Any] | None = None
     in_plan: Any = None
@@ -180,6 +182,7 @@ def text_rule(
     by_claim: bool = False,
     about: str | None = None,
     sent_default: str | None = None,
+    board: bool = False,
 ) -> FieldRule:
     """A text of at most `limit` characters (`required`: not empty, and TaskCreate requires it)."""
     plan_field = Field(min_length=1, max_length=limit) if required else Field(default="", max_length=limit)
@@ -190,6 +193,7 @@ def text_rule(
         tool=str,
         about=about,
         sent_default=REQUIRED if required else sent_default,
+        board=board,
     )
 
 
@@ -283,15 +287,21 @@ PRIORITY_RULE = FieldRule(
     bounds=PRIORITY_BOUNDS,
     about="0 most urgent",
     clear=CLEAR_PRIORITY,
+    board=True,
 )
 LABELS_RULE = FieldRule(
     check=check_labels,
     in_plan=Annotated[list[str], Field(default_factory=list, max_length=MAX_LABELS), AfterValidator(_plan_labels)],
     tool=list[StrictStr],
+    board=True,
 )
 # In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
 PARENT_RULE = FieldRule(
-    check=check_parent, in_plan=Annotated[StrictInt | None, Field(default=None)], tool=StrictInt, clear=NO_PARENT
+    check=check_parent,
+    in_plan=Annotated[StrictInt | None, Field(default=None)],
+    tool=StrictInt,
+    clear=NO_PARENT,
+    board=True,
 )
 
 
@@ -309,6 +319,7 @@ GATE_RULE = FieldRule(
     tool=Any,
     about=f'"{gates.HUMAN}" or {{"{gates.AFTER}": ISO time}}',
     clear=gates.CLEAR_GATE,
+    board=True,
 )
 # In PlanCreate's tasks blockedBy lists 1-based positions in that list. Strict: lax mode turns
 # `true` into position 1 and `1.0` into 1; neither is a position.
@@ -416,8 +427,8 @@ class Task(_Camel):
     status: TaskStatus = TaskStatus.PENDING
     blocked_by: Annotated[list[int], BLOCKED_BY_RULE] = Field(default_factory=list)
     blocks: list[int] = Field(default_factory=list)
-    owner: Annotated[str, text_rule(MAX_SHORT_TEXT, in_plan=False, by_claim=True)] = ""
-    active_form: Annotated[str, text_rule(MAX_SHORT_TEXT, about="e.g. 'Running tests'")] = ""
+    owner: Annotated[str, text_rule(MAX_SHORT_TEXT, in_plan=False, by_claim=True, board=True)] = ""
+    active_form: Annotated[str, text_rule(MAX_SHORT_TEXT, about="e.g. 'Running tests'", board=True)] = ""
     metadata: Annotated[dict[str, Any], METADATA_RULE] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""

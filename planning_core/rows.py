@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .models import Task
+from .models import RULES, Task
 from .outcomes import TaskRow
 
 # Every row gives the same fields: one set shared by all (pydantic keeps one per model, 0.5 KB).
@@ -27,8 +27,12 @@ ROW_FIELDS = frozenset(TaskRow.model_fields)
 COMPUTED = ("blocked_by", "claimable")
 # Copied from the task, in the row's order.
 COPIED = tuple(name for name in TaskRow.model_fields if name not in COMPUTED)
-# The board's row: the row's copied fields, then these of the task's as stored.
-BOARD_TASK_FIELDS = ("active_form", "blocked_by", "blocks", "acceptance", "verification", "notes")
+# The board's row: the row's copied fields, then these of the task's as stored (in the order
+# its rows have always had), then every other field the card shows (its rule's `board`).
+_BOARD_FIRST = ("active_form", "blocked_by", "blocks", "acceptance", "verification", "notes")
+BOARD_TASK_FIELDS = _BOARD_FIRST + tuple(
+    name for name, rule in RULES.items() if rule.board and name not in _BOARD_FIRST and name not in COPIED
+)
 BOARD_OPEN_BLOCKERS = "openBlockers"
 
 _missing = [name for name in (*COPIED, *BOARD_TASK_FIELDS) if name not in Task.model_fields]

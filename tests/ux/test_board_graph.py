@@ -11,6 +11,8 @@ import pytest
 from planning_core import Planner
 from planning_core.actions import Actions
 from planning_core.mermaid import label_text, plans_graph, task_graph
+from planning_core.models import WIRE, Task
+from planning_core.rows import BOARD_TASK_FIELDS
 from planning_core.stores.files import FileStore
 from server.cli import main
 from server.resources import plan_text
@@ -61,7 +63,7 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
     data = json.loads(out)
     plan = data["plans"][0]
     assert (plan["name"], plan["progress"]["completed"], plan["current"]) == (PLAN_NAME, 2, SUBJECTS[2])
-    assert plan["tasks"][2] == {
+    shown = {
         "id": 3,
         "subject": SUBJECTS[2],
         "status": "in_progress",
@@ -78,6 +80,10 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
         "notes": [],
         "openBlockers": [],
     }
+    # And each field a later rule puts on the card (FieldRule.board), empty.
+    fields = {WIRE[n]: n for n in BOARD_TASK_FIELDS if n in WIRE and WIRE[n] not in shown}
+    later = {wire: Task.model_fields[n].get_default(call_default_factory=True) for wire, n in fields.items()}
+    assert plan["tasks"][2] == shown | later
     Planner(FileStore(root)).create_plan("Add audit", "a", "b", date="2026-05-29")
     rc, _, err = run(capsys, "board", "add", "--root", str(root))
     assert rc == 1 and "matches several plans" in err and err.count("\n") == 1

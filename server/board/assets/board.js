@@ -323,8 +323,8 @@
           const open = t.blockedBy || [];
           const column =
             t.status === "completed" ? "done" : t.status === "in_progress" ? "in_progress" : open.length ? "blocked" : "ready";
-          const marks = { priority: t.priority, labels: t.labels || [], parent: t.parent };
-          return Object.assign({ id: t.id, subject: t.subject, status: t.status, owner: t.owner || "", openBlockers: open, column }, marks);
+          // Every field of the row as sent (a field added to the row needs nothing here).
+          return Object.assign({}, t, { owner: t.owner || "", openBlockers: open, column });
         });
         const unreadableFiles = (sc.unreadable || []).map((u) => ({ taskId: u.taskId, file: u.file, reason: u.reason }));
         render({ actions: false, plans: [sc.plan], plan: Object.assign({}, sc.plan, { tasks, unreadableFiles }) });
