@@ -11,8 +11,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from anyascii import anyascii
-
 from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanExists, PlanNotFound
 
 MAX_SLUG = 60
@@ -39,6 +37,10 @@ def _ascii(text: str) -> str:
         if unicodedata.category(c)[0] not in "LMN":
             out.append(" ")
             continue
+        # Imported here, at the first letter outside ASCII: names.py is on the path of
+        # every Claude Code hook call, which never makes a slug.
+        from anyascii import anyascii
+
         latin = anyascii(c)
         # Scripts without spaces between words (Chinese, Korean syllables) come out as
         # capitalised syllables: keep each one a word, so 添加 reads tian-jia, not tianjia.
