@@ -1,7 +1,7 @@
 """Builds what the install paths carry, from the one place each thing is defined:
 
 - `commands`: the plugin's /plan, /resume and /verify (commands/*.md) from the server's
-  three prompts (server/prompts.py). A command is text for the model, so the parts a
+  three prompts (server/mcp/prompts.py). A command is text for the model, so the parts a
   prompt fills in when the server renders it become instructions to read the same thing
   through the server's tools and resources. `--check` exits 1 if a committed file differs.
 - `bundle`: the Claude Desktop bundle, build/planning-mcp-VERSION.mcpb (manifest.json, MCPB
@@ -39,7 +39,7 @@ PLAN_TEXT = (
 
 def command_texts() -> dict[str, str]:
     sys.path.insert(0, str(REPO))
-    from server import prompts
+    from server.mcp import prompts
 
     def page(description: str, hint: str | None, body: str) -> str:
         head = [f"description: {description}"] + ([f"argument-hint: {hint}"] if hint else [])
@@ -75,7 +75,9 @@ def write_commands(check: bool) -> int:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
     if stale:
-        print(f"commands/ differ from server/prompts.py: {', '.join(stale)}; run python packaging/build.py commands")
+        print(
+            f"commands/ differ from server/mcp/prompts.py: {', '.join(stale)}; run python packaging/build.py commands"
+        )
         return 1
     return 0
 
@@ -181,7 +183,7 @@ def build_bundle(out: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = p.add_subparsers(dest="what", required=True)
-    c = sub.add_parser("commands", help="write commands/*.md from server/prompts.py")
+    c = sub.add_parser("commands", help="write commands/*.md from server/mcp/prompts.py")
     c.add_argument("--check", action="store_true", help="exit 1 if a committed command differs")
     b = sub.add_parser("bundle", help="write the Claude Desktop bundle, build/planning-mcp-VERSION.mcpb")
     b.add_argument("--out", type=Path, help="the .mcpb file to write (default: build/planning-mcp-VERSION.mcpb)")

@@ -1,7 +1,7 @@
 """The `planning-mcp` command: serve (stdio, http, sse), status, board, graph, watch,
 hook, git-setup, import, export, --version. The MCP SDK is imported only when serving, so the other commands
 (a Claude Code hook runs on every tool call) start fast. The exit codes and the options
-every subcommand shares are server/cli_common.py's."""
+every subcommand shares are server/common/cli_common.py's."""
 
 from __future__ import annotations
 
@@ -20,8 +20,13 @@ from planning_core.store import PlanStore, Recoverable
 
 from . import __version__
 from .board.web import add_web_parser, run_web
-from .checks_cmd import add_checks_parser, run_checks
-from .cli_common import (
+from .commands.checks import add_checks_parser, run_checks
+from .commands.copy import add_copy_parser, run_copy
+from .commands.done import add_approve_parser, add_check_done_arguments, run_approve, run_check_done
+from .commands.git_setup import add_git_setup_parser, run_git_setup
+from .commands.import_export import add_import_parsers, run_export, run_import
+from .commands.views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
+from .common.cli_common import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -30,14 +35,8 @@ from .cli_common import (
     add_store_arguments,
     load_hooks,
 )
-from .cli_views import VIEW_COMMANDS, ViewError, add_parsers, run_view, status_json
-from .copy_cmd import add_copy_parser, run_copy
-from .done_cmd import add_approve_parser, add_check_done_arguments, run_approve, run_check_done
-from .exposure import ServeError, token_from
-from .git_setup import add_git_setup_parser, run_git_setup
-from .http import serve
-from .import_cmd import add_import_parsers, run_export, run_import
-from .store_choice import (
+from .common.exposure import ServeError, token_from
+from .common.store_choice import (
     ROOT_PLACEHOLDER,
     StoreChoice,
     StoreChoiceError,
@@ -45,6 +44,7 @@ from .store_choice import (
     open_for_reading,
     open_for_writing,
 )
+from .transport.http import serve
 
 __all__ = ["ROOT_PLACEHOLDER", "main", "parser"]
 
@@ -190,14 +190,14 @@ def _serve(args: argparse.Namespace, choice: StoreChoice, store: PlanStore) -> i
     transport = getattr(args, "transport", "stdio")
     hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
     _recover(store)
-    from .app import build_server  # the MCP SDK: only when serving
+    from .mcp.app import build_server  # the MCP SDK: only when serving
 
     server = build_server(store, hooks=hooks)
     where = choice.described
     if transport == "stdio":
         print(summary(store), file=sys.stderr)
         print(serving_line(transport, where), file=sys.stderr, flush=True)
-        from .stdio import run_stdio  # our transport: answers every request, bounded memory
+        from .transport.stdio import run_stdio  # our transport: answers every request, bounded memory
 
         run_stdio(server)
         return EXIT_OK

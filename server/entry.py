@@ -1,4 +1,4 @@
-"""The `planning-mcp` command's entry point. `hook` goes straight to server/claude_hook.py:
+"""The `planning-mcp` command's entry point. `hook` goes straight to server/claude_code/claude_hook.py:
 Claude Code runs it at every prompt and tool call and waits for it, so it loads only what
 the hook needs (no MCP SDK, no server, no other command). Everything else is server/cli.py."""
 
@@ -14,8 +14,8 @@ HOOK = "hook"
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == [HOOK]:
-        from .claude_hook import add_hook_parser, run_hook
-        from .store_choice import add_store_arguments
+        from .claude_code.claude_hook import add_hook_parser, run_hook
+        from .common.store_choice import add_store_arguments
 
         parser = argparse.ArgumentParser(prog="planning-mcp")
         add_store_arguments(parser, top=True)

@@ -2,7 +2,7 @@
 
 Every page streaming the same board (the same `plan` asked for) shares one `Shown`: its
 last JSON and an edition that moves when that JSON changes. One pump per site looks at
-the change counter (server/changes.py: one follower of the store's change feed for the
+the change counter (server/common/changes.py: one follower of the store's change feed for the
 whole process) every POLL_INTERVAL and rebuilds each shown board once when it moved;
 with no change, only when a lease on it runs out (its task moves to Ready with no write)
 and, while the counter polls instead of following a feed (where a file edited in place
@@ -24,7 +24,7 @@ import anyio.to_thread
 
 from planning_core import PlanningError
 
-from ..changes import ChangeCounter
+from ..common.changes import ChangeCounter
 
 log = logging.getLogger(__name__)
 

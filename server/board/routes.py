@@ -1,6 +1,6 @@
 """The board over HTTP: the page, its JSON, its live events, and (when allowed) actions.
 
-Exposure is the MCP endpoint's (server/exposure.py): the strict Host/Origin allow-list that
+Exposure is the MCP endpoint's (server/common/exposure.py): the strict Host/Origin allow-list that
 security_for builds (DNS-rebinding protection on loopback), and, when a token is set, no
 answer without it. A browser cannot add a bearer header to a page load, so the page also
 takes the token once as `?token=`, answers with an HttpOnly SameSite=Strict cookie scoped
@@ -8,7 +8,7 @@ to the board's path (a value derived from the token, which does not open /mcp) a
 redirects to the same address without it (out of the address bar and Referer headers); the JSON,
 the events and the actions then go by the cookie or the header.
 
-Live: one follower of the store's change feed per site (server/changes.py) and one build
+Live: one follower of the store's change feed per site (server/common/changes.py) and one build
 of each shown board per change, shared by every page that streams it (live.py). A stream
 is counted when it is admitted, before its response starts, and given back when it ends
 or its client goes, so MAX_STREAMS holds for a burst of simultaneous requests too."""
@@ -33,8 +33,8 @@ from planning_core.actions import Actions, Outcome
 from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
-from ..changes import ChangeCounter
-from ..exposure import security_for
+from ..common.changes import ChangeCounter
+from ..common.exposure import security_for
 from .data import board_data, shown_board
 from .live import LiveBoards
 from .page import ACTIONS, APPROVE, render_page

@@ -14,8 +14,8 @@ import webbrowser
 from typing import Any
 from urllib.parse import urlencode
 
-from ..cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, load_hooks
-from ..store_choice import StoreChoice
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, load_hooks
+from ..common.store_choice import StoreChoice
 
 DEFAULT_PORT = 8080
 
@@ -44,9 +44,8 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     from planning_core.actions import Actions
     from planning_core.events import HookConfigError
 
-    from ..exposure import ServeError, check_token, token_from, url_host
-    from ..http import bind
-    from ..store_choice import StoreChoiceError, open_for_reading
+    from ..common.exposure import ServeError, bind, check_token, token_from, url_host
+    from ..common.store_choice import StoreChoiceError, open_for_reading
     from .routes import BASE, BoardSite
 
     token = token_from(args.token)

@@ -154,7 +154,7 @@ async def test_clients_without_apps_see_no_app_tool_and_no_ui_links(tmp_path: Pa
 async def test_the_apps_refreshes_are_not_rounds_of_the_model(tmp_path: Path) -> None:
     """The app asks for the board every few seconds; those calls must not move the model's
     reminder clock (nor carry its reminders off into a result the model never reads)."""
-    from server.app import build_server
+    from server.mcp.app import build_server
 
     root = tmp_path / "root"
     name = known_plan(root)  # #3 in progress: plan reminders are due every 5th quiet round

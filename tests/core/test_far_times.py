@@ -11,7 +11,7 @@ from mcp import Client
 
 from planning_core import Planner
 from planning_core.store import PlanStore
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.mcp import text_of
 from tests.support.seed import chain, make_plan
 

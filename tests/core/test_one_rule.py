@@ -14,13 +14,14 @@ from planning_core import PLAN_REMINDER, Planner, Session
 from planning_core.actions import Actions, created_plan_name
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
-from server import claude_hook, watch_view
+from server.claude_code import claude_hook
+from server.commands import watch
 from tests.support.seed import seed_plan
 
 
 def _watch_text(store: PlanStore, plan: str) -> str:
     out = io.StringIO()
-    Console(file=out, width=120, color_system=None).print(watch_view.plan_panel(store.snapshot(plan)))
+    Console(file=out, width=120, color_system=None).print(watch.plan_panel(store.snapshot(plan)))
     return out.getvalue()
 
 

@@ -153,7 +153,7 @@ def test_plancreate_refuses_bad_positions_and_values(
 def test_the_board_graph_and_board_json_show_them(planner: Planner, store: PlanStore) -> None:
     from planning_core.mermaid import plan_graph
     from server.board.data import board_data, plan_data
-    from server.cli_views import board_text
+    from server.commands.views import board_text
 
     plan = _plan(planner)
     snap = store.snapshot(plan)

@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from server.eventstore import MAX_EVENT_BYTES_TOTAL, MAX_EVENTS_PER_STREAM, MAX_EVENTS_TOTAL
+from server.transport.eventstore import MAX_EVENT_BYTES_TOTAL, MAX_EVENTS_PER_STREAM, MAX_EVENTS_TOTAL
 from tests.support.procs import Served, serving, wait_until
 from tests.support.store_urls import serving_store
 from tests.support.waits import bound

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from server.http import MAX_REQUEST_BYTES
-from server.stdio_frames import MAX_NESTING
+from server.transport.http import MAX_REQUEST_BYTES
+from server.transport.stdio_frames import MAX_NESTING
 from tests.support.procs import console_script, stop
 from tests.support.raw_stdio import RawStdio
 from tests.support.waits import bound

@@ -1,4 +1,4 @@
-"""Where the plans are by default (server/default_root.py), with real git in
+"""Where the plans are by default (server/common/default_root.py), with real git in
 temporary repositories and real server children started with default settings, as an
 MCP client starts them: in the folder they work in, no --root, no PLANNING_MCP_ROOT.
 
@@ -21,7 +21,7 @@ from mcp import StdioServerParameters
 
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-from server.default_root import default_root
+from server.common.default_root import default_root
 from tests.support.mcp import connect, text_of
 from tests.support.procs import REPO, child_env, console_script
 from tests.support.waits import bound

@@ -45,7 +45,7 @@ def test_the_plugin_and_marketplace_validate_strictly_with_nothing_to_report(tmp
 
 
 def test_the_hooks_run_the_planning_mcp_hook_command_for_each_event() -> None:
-    """The form `planning-mcp hook <Event>` (server/claude_hook.py), through the plugin's
+    """The form `planning-mcp hook <Event>` (server/claude_code/claude_hook.py), through the plugin's
     launcher; SessionStart on every source, including the one after a compaction."""
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
     assert set(hooks) == set(HOOK_EVENTS) == set(documented_settings()["hooks"])  # the plugin = the documented set-up
@@ -143,7 +143,7 @@ def test_the_readmes_mcp_json_is_pending_until_approved_then_connects(tmp_path: 
 
 
 def test_the_commands_are_the_servers_prompts() -> None:
-    """commands/*.md are made from server/prompts.py (one text, two ways to reach it)."""
+    """commands/*.md are made from server/mcp/prompts.py (one text, two ways to reach it)."""
     r = subprocess.run(
         [str(Path(console_script()).parent / "python"), str(REPO / "packaging" / "build.py"), "commands", "--check"],
         capture_output=True,

@@ -25,7 +25,7 @@ from mcp.types import CallToolResult
 from bench.audit import graph_problems, read_tasks
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.raw_stdio import RawStdio

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 from bench.audit import graph_problems, read_tasks
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.seed import make_plan

@@ -22,8 +22,9 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from server.app import build_server
-from server.http import MAX_REQUEST_BYTES, ServeError, build_app
+from server.common.exposure import ServeError
+from server.mcp.app import build_server
+from server.transport.http import MAX_REQUEST_BYTES, build_app
 from tests.support.procs import Served, child_env, console_script, serving, stop
 from tests.support.waits import bound
 

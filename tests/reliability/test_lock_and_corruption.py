@@ -16,7 +16,7 @@ from mcp import Client
 
 from bench.audit import graph_problems, read_tasks
 from planning_core.stores.files import FileStore
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.seed import chain, make_plan

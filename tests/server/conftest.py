@@ -17,7 +17,7 @@ from mcp.types import CallToolResult
 
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.files import tree_state
 from tests.support.mcp import text_of
 from tests.support.seed import CHAIN, plan_create_args

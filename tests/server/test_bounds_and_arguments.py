@@ -27,7 +27,7 @@ def test_sessions_are_bounded_least_recently_used_first(tmp_path: Any) -> None:
     from planning_core import Planner
     from planning_core.actions import Actions
     from planning_core.stores.files import FileStore
-    from server.state import MAX_SESSIONS, AppState
+    from server.mcp.state import MAX_SESSIONS, AppState
 
     store = FileStore(tmp_path / "root")
     planner = Planner(store)

@@ -12,7 +12,7 @@ from planning_core import Planner, StorageError
 from planning_core.store import ANY_PLAN
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
-from server.changes import FEED_SETTLE, PlanChanges, Tick, follow
+from server.common.changes import FEED_SETTLE, PlanChanges, Tick, follow
 from tests.support.seed import seed_plan
 from tests.support.waits import bound
 

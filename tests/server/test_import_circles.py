@@ -1,7 +1,8 @@
 """No import circles among the modules of planning_core, server and bench: each module can
 be read (and imported) after the ones it names, so a change to one never needs the other
 end of a loop to be understood first. Every import counts, a function's own and one made
-only for type checking too: a loop there is the same tangle, hidden."""
+only for type checking too: a loop there is the same tangle, hidden. And server's folders
+are layers: no import runs up a layer or across to one beside it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("planning_core", "server", "bench")
+
+# server's layers from the bottom up. A module imports from its own folder and from the layers
+# below it, never from one above or beside it: the package (server/__init__.py: the version) is
+# below all of them, the modules at server's top (`server.*`: the command line's entry, cli,
+# entry and __main__) above all of them.
+SERVER_LAYERS = (
+    ("server",),
+    ("server.common",),
+    ("server.board", "server.claude_code"),
+    ("server.mcp",),
+    ("server.transport",),
+    ("server.commands",),
+    ("server.*",),
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -87,6 +102,58 @@ def test_no_import_circles() -> None:
     circles = _circles(graph)
     said = ["; ".join(f"{m} imports {sorted(graph[m] & set(c))}" for m in c) for c in circles]
     assert not circles, "import circles:\n" + "\n".join(said)
+
+
+def _place(name: str, modules: dict[str, Path]) -> str:
+    """The layer's name a server module belongs to: its folder's, or `server.*` at server's top."""
+    if modules[name].name == "__init__.py":
+        return name
+    folder = name.rpartition(".")[0]
+    return "server.*" if folder == "server" else folder
+
+
+def _breaches(graph: dict[str, set[str]], place: dict[str, str]) -> list[str]:
+    """Each import from a server module up a layer or across to one beside it."""
+    rank = {p: i for i, layer in enumerate(SERVER_LAYERS) for p in layer}
+    return [
+        f"{m} imports {d}"
+        for m in sorted(place)
+        for d in sorted(graph[m])
+        if d in place and place[d] != place[m] and rank[place[d]] >= rank[place[m]]
+    ]
+
+
+def test_server_imports_run_down_the_layers() -> None:
+    modules = _modules()
+    server = {name: path for name, path in modules.items() if name.split(".")[0] == "server"}
+    place = {name: _place(name, modules) for name in server}
+    unplaced = sorted({p for p in place.values() if p not in {p for layer in SERVER_LAYERS for p in layer}})
+    assert not unplaced, f"server modules in no layer (add them to SERVER_LAYERS): {unplaced}"
+    graph = {name: _imported(name, path, modules) for name, path in server.items()}
+    breaches = _breaches(graph, place)
+    assert not breaches, "imports up or across server's layers:\n" + "\n".join(breaches)
+
+
+def test_the_check_sees_an_import_up_or_across() -> None:
+    """The layer check itself: down and within a folder pass, up and beside do not."""
+    place = {
+        "server.mcp.app": "server.mcp",
+        "server.mcp.tools": "server.mcp",
+        "server.common.changes": "server.common",
+        "server.board.data": "server.board",
+        "server.claude_code.claude_hook": "server.claude_code",
+    }
+    graph = {
+        "server.mcp.app": {"server.mcp.tools", "server.common.changes", "server.board.data"},
+        "server.mcp.tools": set(),
+        "server.common.changes": {"server.mcp.app"},
+        "server.board.data": {"server.claude_code.claude_hook"},
+        "server.claude_code.claude_hook": set(),
+    }
+    assert _breaches(graph, place) == [
+        "server.board.data imports server.claude_code.claude_hook",
+        "server.common.changes imports server.mcp.app",
+    ]
 
 
 def test_the_check_sees_a_circle() -> None:

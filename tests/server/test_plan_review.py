@@ -18,8 +18,8 @@ from mcp.types import INTERNAL_ERROR, ElicitRequestParams, ElicitResult, ErrorDa
 
 from bench.peers.peers import tools_list_size
 from planning_core.stores.files import FileStore
-from server import review
-from server.app import build_server
+from server.mcp import review
+from server.mcp.app import build_server
 from tests.support.budgets import tools_list_cap
 from tests.support.mcp import text_of
 

@@ -25,8 +25,8 @@ from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotificati
 from planning_core import Planner
 from planning_core.fileio import atomic
 from planning_core.stores.files import FileStore
-from server.app import build_server
-from server.notify import MAX_SUBSCRIPTIONS, Notifier
+from server.mcp.app import build_server
+from server.mcp.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving
 from tests.support.raw_stdio import RawStdio
 from tests.support.waits import bound

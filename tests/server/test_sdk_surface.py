@@ -1,4 +1,4 @@
-"""The private SDK parts server/sdk.py reaches, each checked against the installed mcp
+"""The private SDK parts server/mcp/sdk.py reaches, each checked against the installed mcp
 SDK: an upgrade that renames, moves or reshapes one fails here, by name, instead of
 somewhere in a protocol test. pyproject.toml pins the minor version these ran on."""
 
@@ -20,8 +20,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.tools import Tool
 
-from server import sdk
-from server.app import build_server
+from server.mcp import sdk
+from server.mcp.app import build_server
 from tests.support.mcp import text_of
 from tests.support.procs import REPO
 

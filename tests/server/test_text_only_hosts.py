@@ -1,5 +1,5 @@
 """Claude Code (clientInfo.name "claude-code") shows its model only a result's structured
-content when there is one and keeps the connect-time instructions (server/hosts.py). It
+content when there is one and keeps the connect-time instructions (server/mcp/hosts.py). It
 gets the contract's texts without structured content, tools promising none, instructions
 without an Active Plans block, and no plan reminder from the server (its PostToolUse hook
 says it). Every other client keeps exactly today's answers."""
@@ -11,7 +11,7 @@ from typing import Any
 from mcp.types import Implementation
 
 from planning_core import PLAN_REMINDER, TODO_REMINDER
-from server.app import USAGE
+from server.mcp.app import USAGE
 from tests.support.seed import PLAN_NAME
 
 CLAUDE_CODE = Implementation(name="claude-code", title="Claude Code", version="2.1.197")

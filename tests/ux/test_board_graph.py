@@ -15,8 +15,8 @@ from planning_core.models import WIRE, Task
 from planning_core.rows import BOARD_TASK_FIELDS
 from planning_core.stores.files import FileStore
 from server.cli import main
-from server.resources import plan_text
-from server.state import AppState
+from server.mcp.resources import plan_text
+from server.mcp.state import AppState
 from tests.support.seed import PLAN_NAME, SUBJECTS
 
 SEED_GRAPH = """flowchart TD

@@ -19,9 +19,9 @@ import pytest
 from planning_core import PLAN_REMINDER, Planner
 from planning_core.actions import Actions
 from planning_core.stores.files import FileStore
-from server.claude_hook import hook_root, main, session_file
-from server.resources import active_text
-from server.state import AppState
+from server.claude_code.claude_hook import hook_root, main, session_file
+from server.mcp.resources import active_text
+from server.mcp.state import AppState
 from tests.support.seed import FORK, PLAN_NAME, seed_root
 from tests.support.waits import bound
 

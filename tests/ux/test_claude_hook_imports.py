@@ -19,7 +19,7 @@ from planning_core import Planner
 from planning_core.stores.files import FileStore
 from tests.support.waits import bound
 
-NEVER = {"mcp", "rich", "anyio", "starlette", "uvicorn", "psycopg", "anyascii", "server.app", "server.cli"}
+NEVER = {"mcp", "rich", "anyio", "starlette", "uvicorn", "psycopg", "anyascii", "server.mcp.app", "server.cli"}
 MODELS = {"pydantic", "pydantic_core", "planning_core.models"}
 REPO = Path(__file__).resolve().parents[2]
 PROBE = """

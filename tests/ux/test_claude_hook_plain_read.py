@@ -19,7 +19,7 @@ from planning_core import Planner
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores import plain_plan_lines
 from planning_core.stores.files import FileStore
-from server.claude_hook import user_prompt_submit
+from server.claude_code.claude_hook import user_prompt_submit
 from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pytest
 from planning_core import Planner
 from planning_core.models import TaskStatus
 from planning_core.stores.files import FileStore
-from server.claude_hook import main
+from server.claude_code.claude_hook import main
 
 SID = "7c1e2d3f-0a4b-4c5d-8e9f-112233445566"
 PLAN = """# Add rate limiting to the API

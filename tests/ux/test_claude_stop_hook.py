@@ -17,7 +17,7 @@ import pytest
 from planning_core import Planner
 from planning_core.store import PlanStore
 from planning_core.stores import open_store
-from server.claude_hook import main
+from server.claude_code.claude_hook import main
 from tests.support.store_urls import SERVED_KINDS, store_url
 
 

@@ -2,7 +2,7 @@
 whose foreground process group is the server, so ^C is turned into SIGINT by the terminal,
 as in a shell), and the SSE server with a client connected.
 
-Rule (server/stdio.py): the first Ctrl+C stops reading and exits 0 once the requests
+Rule (server/transport/stdio.py): the first Ctrl+C stops reading and exits 0 once the requests
 already read are answered (a tool call in a worker thread finishes its writes); a second
 Ctrl+C exits 130 at once. Never a traceback."""
 
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from server import __version__
-from server.stdio import DRAIN_SECONDS
+from server.transport.stdio import DRAIN_SECONDS
 from tests.support.procs import HOST, child_env, console_script, free_port, wait_for_port, wait_until
 from tests.support.waits import bound
 

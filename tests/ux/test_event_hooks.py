@@ -20,8 +20,8 @@ from planning_core.actions import Actions
 from planning_core.errors import CompletionRefused
 from planning_core.events import EventHooks, HookConfigError, parse_config
 from planning_core.stores.files import FileStore
-from server.app import build_server
 from server.cli import main as cli_main
+from server.mcp.app import build_server
 from tests.support.mcp import text_of
 from tests.support.procs import wait_until
 from tests.support.seed import PLAN_NAME

@@ -9,7 +9,7 @@ from mcp import Client
 
 from planning_core.models import RULES, WIRE
 from planning_core.stores.memory import MemoryStore
-from server.app import build_server
+from server.mcp.app import build_server
 from tests.support.budgets import readme_cap
 from tests.support.procs import REPO
 

@@ -52,10 +52,10 @@ from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url, plain_plan_lines
 
+from ..common.cli_common import EXIT_OK
+from ..common.default_root import DefaultRoot, default_root
+from ..common.store_choice import StoreChoice, add_store_arguments, open_for_writing, resolve
 from . import hook_state
-from .cli_common import EXIT_OK
-from .default_root import DefaultRoot, default_root
-from .store_choice import StoreChoice, add_store_arguments, open_for_writing, resolve
 
 if TYPE_CHECKING:
     from planning_core import Planner

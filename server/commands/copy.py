@@ -21,8 +21,8 @@ from planning_core.copying import PlanCopy, copy_plans
 from planning_core.store import PlanStore
 from planning_core.stores import DatabaseUrl, redact
 
-from .cli_common import EXIT_CONFIG, EXIT_OK
-from .store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK
+from ..common.store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 
 STORE_HELP = "a folder or file: URL (the file store), or postgresql://USER:PASSWORD@HOST/DB"
 

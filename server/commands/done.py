@@ -19,8 +19,8 @@ from planning_core.safetext import escape
 from planning_core.store import PlanStore
 from planning_core.stores import is_database_url
 
-from .cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
-from .store_choice import StoreChoice, StoreChoiceError, open_for_writing
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
+from ..common.store_choice import StoreChoice, StoreChoiceError, open_for_writing
 
 EXIT_NOT_DONE = 1  # status --check-done: work remains
 

@@ -1,4 +1,4 @@
-"""The lines of our stdio transport (server/stdio.py): bounded framing, an answer for
+"""The lines of our stdio transport (server/transport/stdio.py): bounded framing, an answer for
 every line the SDK's parser refuses, and encoding that cannot fail.
 
 The SDK parses each line with pydantic's JSON parser, which refuses more than 200 levels

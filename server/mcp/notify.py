@@ -40,7 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from planning_core import PlanningError, StorageError
 from planning_core.store import PlanStore
 
-from .changes import FEED_SETTLE, POLL_SETTLE, PlanChanges, follow
+from ..common.changes import FEED_SETTLE, POLL_SETTLE, PlanChanges, follow
 from .sdk import connection_of
 
 log = logging.getLogger(__name__)

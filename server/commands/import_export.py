@@ -20,8 +20,8 @@ from planning_core.importing import beads_lines, import_plan
 from planning_core.queries import resolve_plan
 from planning_core.store import PlanStore
 
-from .cli_common import EXIT_CONFIG, EXIT_OK
-from .store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK
+from ..common.store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
 
 EXPORT_FORMATS = ("beads",)
 

@@ -19,7 +19,7 @@ from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.store import PlanStore, SharedSessions
 
-from .changes import ChangeCounter
+from ..common.changes import ChangeCounter
 from .hosts import client_name
 
 log = logging.getLogger(__name__)

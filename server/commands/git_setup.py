@@ -16,8 +16,8 @@ from planning_core.stores.files.gitmerge import DRIVER_NAME, HOOKS, PENDING, PEN
 from planning_core.stores.files.historylog import GITIGNORE_LINE
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
 
-from .cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
-from .store_choice import StoreChoice
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
+from ..common.store_choice import StoreChoice
 
 MARK = "# planning-mcp git-setup"
 MODULE = "planning_core.stores.files"

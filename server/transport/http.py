@@ -1,15 +1,14 @@
-"""HTTP and SSE: served under the exposure rules (server/exposure.py: loopback by default
+"""HTTP and SSE: served under the exposure rules (server/common/exposure.py: loopback by default
 with DNS-rebinding protection, a bearer token required for any other address); streamable
-HTTP streams are resumable (server/eventstore.py)."""
+HTTP streams are resumable (server/transport/eventstore.py)."""
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from .exposure import BearerAuth, ServeError, check_token, security_for, url_host
+from ..common.exposure import BearerAuth, bind, check_token, security_for, url_host
 
 if TYPE_CHECKING:  # the SDK loads only when serving (the CLI's other commands start fast)
     from mcp.server.mcpserver import MCPServer
@@ -80,27 +79,10 @@ def build_app(server: MCPServer[Any], transport: Transport, host: str, port: int
     if transport != "http":
         return app
     # The board beside /mcp on the same port, under the same Host/Origin and token rules (read-only).
-    from .board.mcp_app import state_of
-    from .board.routes import BoardSite, WithBoard
+    from ..board.routes import BoardSite, WithBoard
+    from ..mcp.board_app import state_of
 
     return WithBoard(BoardSite(state_of(server).store, host, port, token), app)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
-    # with proto 0 each answer waited for the client's delayed ACK: 45-48 ms a ping, now 3-6 ms.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        # Listening before the "serving <url>" line is printed: a client that connects as
-        # soon as it reads the line is queued, never refused (uvicorn's listen() is later).
-        sock.listen(2048)
-    except OSError as e:
-        sock.close()
-        raise ServeError(f"cannot listen on {host}:{port}: {e.strerror}; pick another --port") from None
-    return sock
 
 
 def serve(

@@ -1,5 +1,5 @@
 """A person's approval asked for where the client can ask (MCP elicitation in form mode,
-as for the plan review: server/review.py): an agent's TaskUpdate that completes a task
+as for the plan review: server/mcp/review.py): an agent's TaskUpdate that completes a task
 gated for a person (planning_core.gates) is refused, and, where its client can ask its
 user, the person is asked first; their approval completes the task as `planning-mcp
 approve` does. No answer within APPROVAL_WAIT_S, a decline, or a client that cannot ask:

@@ -17,11 +17,11 @@ from planning_core.render import task_board
 from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
 
-from . import log_view
-from .board.data import plan_data, select_plans
-from .claude_hook import add_hook_parser, run_hook
-from .cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
-from .store_choice import StoreChoice, StoreChoiceError, open_for_reading
+from ..board.data import plan_data, select_plans
+from ..claude_code.claude_hook import add_hook_parser, run_hook
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
+from ..common.store_choice import StoreChoice, StoreChoiceError, open_for_reading
+from . import log
 
 VIEW_COMMANDS = ("board", "graph", "watch", "hook", "log")
 
@@ -45,7 +45,7 @@ def add_parsers(sub: Any) -> None:
         "--interval", type=float, default=1.0, metavar="SECONDS", help="seconds between checks for changes (default 1)"
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
-    log_view.add_parser(sub, add_store_arguments)
+    log.add_parser(sub, add_store_arguments)
     add_hook_parser(sub)
 
 
@@ -73,11 +73,11 @@ def _show(args: argparse.Namespace, store: PlanStore) -> int:
             print(plans_graph(_snapshots(store, select_plans(store, args.plan))))
         elif args.command == "log":
             try:
-                print(log_view.show(args, store, select_plans(store, args.plan)))
+                print(log.show(args, store, select_plans(store, args.plan)))
             except ValueError as e:
                 raise ViewError(str(e)) from None
         elif args.command == "watch":
-            from .watch_view import watch
+            from .watch import watch
 
             if args.interval <= 0:
                 raise ViewError("--interval must be a positive number of seconds")

@@ -11,8 +11,8 @@ from planning_core.safetext import escape
 from planning_core.stores import is_database_url
 from planning_core.verify import CheckFile, ChecksUnavailable
 
-from .cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
-from .store_choice import StoreChoice
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
+from ..common.store_choice import StoreChoice
 
 
 def add_checks_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -28,7 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from planning_core import PlanningError, update
 from planning_core.errors import NothingReady
 
-from .changes import FEED_WAIT
+from ..common.changes import FEED_WAIT
 from .state import app_state
 
 PROGRESS_EVERY = 5.0  # seconds between progress notifications while a claim waits

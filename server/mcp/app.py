@@ -37,8 +37,9 @@ from planning_core.stores import open_store
 from planning_core.verification import Verifier
 from planning_core.verify import CheckFile, ChecksUnavailable
 
-from . import __version__, hosts, prompts, resources, sdk, tools
-from .board.mcp_app import APP_ONLY_TOOLS
+from .. import __version__
+from . import hosts, prompts, resources, sdk, tools
+from .board_app import APP_ONLY_TOOLS
 from .notify import Notifier, watch
 from .state import AppState, session_key
 

@@ -41,7 +41,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
-from . import sdk, stdio_ends
+from ..mcp import sdk
+from . import stdio_ends
 from .http import MAX_REQUEST_BYTES
 from .stdio_ends import Chunk
 from .stdio_frames import Lines, Refused, RequestId, TooLong, check_notification, diagnose, error

@@ -25,8 +25,8 @@ from planning_core import PlanningError, PlanSnapshot, TaskStatus, graph
 from planning_core.safetext import escape as plain
 from planning_core.store import PlanStore
 
-from .changes import follow
-from .cli_common import EXIT_OK
+from ..common.changes import follow
+from ..common.cli_common import EXIT_OK
 
 # Every text from a plan folder goes through plain() (task files and plan.md are hand-
 # editable: an ESC must not reach the terminal) and into a Text object, never a markup

@@ -1,6 +1,6 @@
 """Which store a command uses: `--store URL`, else `--root DIR`, else $PLANNING_MCP_STORE,
 else $PLANNING_MCP_ROOT, else the default root where the command runs
-(server/default_root.py). Paths and `file:` URLs are the file store; `postgresql://…` the
+(server/common/default_root.py). Paths and `file:` URLs are the file store; `postgresql://…` the
 database; `memory:` this process.
 
 A folder that is likely not the one meant is refused, never served empty or filled with

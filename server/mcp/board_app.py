@@ -34,10 +34,10 @@ from pydantic import Field
 
 from planning_core import PlanningError
 
-from .. import sdk
-from ..state import AppState, app_state
-from .data import board_data
-from .page import APP_TOOL, render_page
+from ..board.data import board_data
+from ..board.page import APP_TOOL, render_page
+from . import sdk
+from .state import AppState, app_state
 
 APP_URI = "ui://planning/board"
 LINKED_TOOLS = ("PlanList", "TaskList")

@@ -21,8 +21,7 @@ from planning_core.mermaid import task_graph
 from planning_core.queries import MAX_PAGE
 from planning_core.render import active_plans_block, task_board
 
-from . import sdk
-from .board import mcp_app
+from . import board_app, sdk
 from .notify import plan_uri
 from .state import AppState, app_state
 
@@ -59,7 +58,7 @@ def plan_resources(state: AppState) -> list[Resource]:
 
 
 def register(server: MCPServer[AppState], state: AppState) -> None:
-    mcp_app.register(server, state)  # ui://planning/board, its app-only tool, the links from PlanList/TaskList
+    board_app.register(server, state)  # ui://planning/board, its app-only tool, the links from PlanList/TaskList
 
     async def read(ctx: Context, fn: object, *args: str) -> str:
         try:
@@ -73,7 +72,7 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> ListResourcesResult:
         plans = await anyio.to_thread.run_sync(plan_resources, state)
-        listed = mcp_app.for_client(ctx, await server.list_resources())  # ui:// only to Apps clients
+        listed = board_app.for_client(ctx, await server.list_resources())  # ui:// only to Apps clients
         return ListResourcesResult(resources=[*listed, *plans])
 
     # The SDK lists only static resources; the plans are behind a template.

@@ -14,7 +14,7 @@
   the user did not look.
 
 `--root`, `--store` and $PLANNING_MCP_ROOT / $PLANNING_MCP_STORE win over all of this
-(server/store_choice.py); `--root ./.planning` is the per-worktree opt-out."""
+(server/common/store_choice.py); `--root ./.planning` is the per-worktree opt-out."""
 
 from __future__ import annotations
 
