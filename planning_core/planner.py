@@ -259,6 +259,7 @@ class Planner:
         pick = update.next_pick(next_claim, raw, p)
         if next_claim:
             self.complete_passed_gates(plan)  # their dependents may be the next task
+            self._something_ready(plan, pick)
         with self.store.transaction(plan) as txn:
             now = self.clock()
             if next_claim:
@@ -312,10 +313,22 @@ class Planner:
                 continue  # unfinished parts, or gone since: the next call tries again
         return done
 
+    def _something_ready(self, plan: str, pick: ranking.Pick) -> None:
+        """NothingReady, before the plan's lock is asked for, when the committed plan has no
+        ready task for the claim: the agents a change wakes (a waiting claim) then never
+        queue for the lock only to find nothing. A ready task seen here is taken, or found
+        gone, under the lock (_next_ready)."""
+        snap = self.store.view(plan)
+        if not snap.archived:  # an archived plan is refused as the transaction refuses it
+            self._best_ready(plan, snap, self.clock(), pick)
+
     def _next_ready(self, plan: str, txn: Any, now: dt.datetime, pick: ranking.Pick) -> int:
         """The id of the best ready task `pick` allows, or NothingReady saying what the work
         waits for."""
-        snap = txn.view()  # read under the lock, before anything is staged
+        return self._best_ready(plan, txn.view(), now, pick)  # read under the lock, before anything is staged
+
+    @staticmethod
+    def _best_ready(plan: str, snap: PlanSnapshot, now: dt.datetime, pick: ranking.Pick) -> int:
         best = ranking.best_ready(snap, now, pick)
         if best is None:
             hint = ranking.wait_hint(snap, now, pick)

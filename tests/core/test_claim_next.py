@@ -213,6 +213,35 @@ def test_nothing_ready_in_a_plan_without_tasks(planner: Planner) -> None:
         claim_next(planner, plan, "alice")
 
 
+def test_a_claim_with_nothing_ready_is_refused_without_waiting_for_the_plans_lock(
+    store: PlanStore, planner: Planner
+) -> None:
+    """Agents woken by a change that readied nothing (a waiting claim tries again on every
+    change) never queue for the plan's lock to learn it: with another writer holding the
+    plan, the refusal comes at once, while the lock is still held."""
+    plan = make_plan(planner, [[], [1]])
+    planner.update_task(plan, 1, status="in_progress", owner="alice")
+    held, release = threading.Event(), threading.Event()
+    with reopened(store) as other:
+
+        def hold() -> None:
+            with other.transaction(plan):
+                held.set()
+                release.wait(bound(30))
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(bound(10))
+            with pytest.raises(NothingReady) as refused:
+                claim_next(planner, plan, "bob")  # taking the lock would wait, then say the plan is busy
+            assert refused.value.work_left
+            assert holder.is_alive()
+        finally:
+            release.set()
+            holder.join()
+
+
 def test_ready_is_listed_best_first_across_pages_and_says_so(store: PlanStore, planner: Planner) -> None:
     plan = make_plan(planner, [[], [], [], [], [2], [5], [4]])
     add_extra_fields(store, plan, 3, priority=4)

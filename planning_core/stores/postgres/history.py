@@ -21,17 +21,23 @@ from .schema import HISTORY, PLANS
 _COLUMNS = "id, plan, at, by, event"
 
 
+# An entry's events, in order (contiguous ids): (plan, entry, at, by, tasks, events) as parameters.
+INSERT_ENTRY = (
+    f"INSERT INTO {HISTORY} (plan, entry, at, by, task, event) "
+    "SELECT %s, %s, %s, %s, e.task, e.event "
+    "FROM unnest(%s::integer[], %s::text[]) WITH ORDINALITY AS e (task, event, n) ORDER BY e.n"
+)
+
+
+def entry_params(plan: str, entry_no: int, entry: Entry) -> tuple[object, ...]:
+    events = [json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":")) for e in entry.events]
+    return (plan, entry_no, entry.at, entry.by, [e.task for e in entry.events], events)
+
+
 def record(conn: Conn, plan: str, entry_no: int, entry: Entry) -> None:
-    """Insert the entry's events in the caller's (the write's) transaction."""
-    if not entry.events:
-        return
-    rows = [
-        (plan, entry_no, entry.at, entry.by, e.task, json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":")))
-        for e in entry.events
-    ]
-    sql = f"INSERT INTO {HISTORY} (plan, entry, at, by, task, event) VALUES (%s, %s, %s, %s, %s, %s)"
-    with conn.cursor() as cur:
-        cur.executemany(sql, rows)
+    """Insert the entry's events in the caller's (the write's) transaction: one statement."""
+    if entry.events:
+        conn.execute(INSERT_ENTRY, entry_params(plan, entry_no, entry))
 
 
 def record_all(conn: Conn, plan: str, entries: Iterable[Entry]) -> None:

@@ -33,16 +33,23 @@ def parsed(task_id: int, doc: str) -> Task | CorruptFile:
     return CorruptFile(task_id=task_id, file=task_filename(task_id), reason=loaded)
 
 
+# Insert or replace task documents: (plan, version, ids, docs) as parameters.
+UPSERT_TASKS = (
+    f"INSERT INTO {TASKS} (plan, id, doc, written_in) "
+    "SELECT %s, id, doc, %s FROM unnest(%s::integer[], %s::text[]) AS d (id, doc) "
+    "ON CONFLICT (plan, id) DO UPDATE SET doc = EXCLUDED.doc, written_in = EXCLUDED.written_in"
+)
+
+
+def upsert_params(plan: str, docs: dict[int, str], version: int) -> tuple[object, ...]:
+    return (plan, version, list(docs), list(docs.values()))
+
+
 def write_tasks(conn: Conn, plan: str, docs: dict[int, str], version: int) -> None:
     """Insert or replace the documents, in one statement (one round trip; no executemany
     pipeline, whose failure on a dead connection reads like a refusal)."""
     if docs:
-        conn.execute(
-            f"INSERT INTO {TASKS} (plan, id, doc, written_in) "
-            "SELECT %s, id, doc, %s FROM unnest(%s::integer[], %s::text[]) AS d (id, doc) "
-            "ON CONFLICT (plan, id) DO UPDATE SET doc = EXCLUDED.doc, written_in = EXCLUDED.written_in",
-            (plan, version, list(docs), list(docs.values())),
-        )
+        conn.execute(UPSERT_TASKS, upsert_params(plan, docs, version))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ It runs inside one database transaction that began by locking the plan's row
 lock first, so while we hold it the committed tasks are the plan, and everything read
 here (through the store's parsed cache, brought up to the locked version) is current.
 Changes are staged and written by `flush` at the end, with the version bump and the
-NOTIFY, in the same transaction: all of them commit, or none.
+NOTIFY, in the same transaction and in one statement (the row is held for the lock's
+round trip, a read of the tasks changed since this server last read the plan if any,
+the write's, and COMMIT's): all of them commit, or none.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ...models import CorruptFile, Task, TaskStatus
 from ..staging import CommittedPlan, MarkedTransaction
 from . import history
 from .db import Conn
-from .plans import Head, Parsed, head_title, parsed, write_tasks
+from .plans import UPSERT_TASKS, Head, Parsed, head_title, parsed, upsert_params
 from .schema import CHANNEL, PLANS, TASKS
 
 
@@ -52,6 +54,29 @@ class PostgresTransaction(MarkedTransaction):
                 return False  # an unreadable task is not known to be done
         return all(t.status is TaskStatus.COMPLETED for t in self._staged.values() if t is not None)
 
+    def _write_statement(
+        self, version: int, docs: dict[int, str], gone: list[int], entry: Entry | None
+    ) -> tuple[str, tuple[object, ...]]:
+        """The write as one statement, one round trip while the plan's row is locked: the
+        tasks, the removals, the history entry (it commits with the change, or neither
+        does), the version, and the NOTIFY (delivered at COMMIT)."""
+        parts: list[str] = []
+        params: list[object] = []
+        if docs:
+            parts.append(f"written AS ({UPSERT_TASKS} RETURNING 1)")
+            params += upsert_params(self.name, docs, version)
+        if gone:
+            parts.append(f"gone AS (DELETE FROM {TASKS} WHERE plan = %s AND id = ANY(%s) RETURNING 1)")
+            params += (self.name, gone)
+        if entry is not None and entry.events:
+            parts.append(f"logged AS ({history.INSERT_ENTRY} RETURNING 1)")
+            params += history.entry_params(self.name, version, entry)
+        archived = ", archived = true, archived_at = now()" if self.archiving else ""
+        sql = f"WITH {', '.join(parts)} " if parts else ""
+        sql += f"UPDATE {PLANS} SET version = %s, high_water = greatest(high_water, %s){archived} WHERE name = %s "
+        sql += "RETURNING pg_notify(%s, name)"
+        return sql, (*params, version, self._high, self.name, CHANNEL)
+
     def flush(self) -> Parsed | None:
         """Write what was staged (still inside the transaction); the parsed tasks as of the
         new version, for the cache once committed. None when there was nothing to write."""
@@ -61,19 +86,8 @@ class PostgresTransaction(MarkedTransaction):
         events = self.staged_events()
         docs = {i: t.to_json() for i, t in self._staged.items() if t is not None}
         gone = [i for i, t in self._staged.items() if t is None]
-        conn = self._conn
-        write_tasks(conn, self.name, docs, version)
-        if gone:
-            conn.execute(f"DELETE FROM {TASKS} WHERE plan = %s AND id = ANY(%s)", (self.name, gone))
-        archived = ", archived = true, archived_at = now()" if self.archiving else ""
-        conn.execute(
-            f"UPDATE {PLANS} SET version = %s, high_water = greatest(high_water, %s){archived} WHERE name = %s",
-            (version, self._high, self.name),
-        )
         entry = Entry.now(events) if events else (archived_entry() if self.archiving else None)
-        if entry is not None:
-            history.record(conn, self.name, version, entry)  # commits with the change, or neither does
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.name))  # delivered at COMMIT
+        self._conn.execute(*self._write_statement(version, docs, gone, entry))
         # Each task as a reader will get it: parsed back from the document written.
         changes: dict[int, Task | CorruptFile | None] = {i: parsed(i, doc) for i, doc in docs.items()}
         changes.update(dict.fromkeys(gone))
