@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -40,6 +41,8 @@ SINCE_DEFAULT_SECONDS = 24 * 3600.0  # when the session was never here before
 # `blockedBy`; timestamps and a lease move with every claim).
 _OWN = frozenset({"id", "status", "owner", "blockedBy", "blocks", "updatedAt", "createdAt", "verification"})
 _LEASE = frozenset({"leaseSeconds", "leaseExpiresAt"})
+METADATA = "metadata"  # set key by key: an event names each key a change set as `metadata.<key>`
+DIGEST_CHARS = 16  # of a value's sha256, in hex: what an event keeps of a value it set
 
 
 @contextlib.contextmanager
@@ -73,6 +76,9 @@ class Event:
     fields: list[str] = field(default_factory=list)  # other fields that changed
     tasks: int = 0  # plan-created: how many tasks the plan began with
     checks: str = ""  # a run of the task's checks, as verify.describe says it
+    # What each of `fields` (metadata: each key changed) was set to, as value_digest: merges
+    # find when a value was set (gitmerge), without the log holding every text twice.
+    values: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"op": self.op}
@@ -91,6 +97,7 @@ class Event:
             ("fields", self.fields),
             ("tasks", self.tasks),
             ("checks", self.checks),
+            ("set", self.values),
         )
         d.update((k, v) for k, v in optional if v)
         return d
@@ -104,6 +111,7 @@ class Event:
             return [i for i in v if isinstance(i, int)] if isinstance(v, list) else []
 
         task = d.get("task")
+        values = d.get("set")
         return cls(
             op=str(d.get("op", "")),
             task=task if isinstance(task, int) else None,
@@ -117,6 +125,7 @@ class Event:
             fields=[str(f) for f in d.get("fields", []) if isinstance(f, str)],
             tasks=int(d["tasks"]) if isinstance(d.get("tasks"), int) else 0,
             checks=str(d.get("checks", "")),
+            values={str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {},
         )
 
 
@@ -243,9 +252,30 @@ def task_event(before: Task | None, after: Task | None, deleted: set[int]) -> Ev
     ev.blocked_by_removed = sorted(set(before.blocked_by) - set(after.blocked_by) - deleted)
     old, new = _doc(before), _doc(after)
     ev.fields = sorted(k for k in {*old, *new} - _OWN - _LEASE if old.get(k) != new.get(k))
+    ev.values = values_set(old, new, ev.fields)
     if after.verification != before.verification:
         ev.checks = describe(after.verification)
     return ev if _says_something(ev) else None
+
+
+def value_digest(value: Any) -> str:
+    """A value as an event keeps it: equal values (as JSON; None for one left out), equal digests."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def values_set(old: Mapping[str, Any], new: Mapping[str, Any], fields: Iterable[str]) -> dict[str, str]:
+    """What a change set each changed field to (value_digest); metadata key by key, as a
+    merge takes it."""
+    out: dict[str, str] = {}
+    for name in fields:
+        before, after = old.get(name), new.get(name)
+        if name == METADATA and isinstance(before, dict) and isinstance(after, dict):
+            changed = (k for k in sorted({*before, *after}) if before.get(k) != after.get(k))
+            out.update((f"{METADATA}.{k}", value_digest(after.get(k))) for k in changed)
+        else:
+            out[name] = value_digest(after)
+    return out
 
 
 def _taken_over(before: Task, after: Task) -> str:

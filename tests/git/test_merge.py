@@ -4,7 +4,9 @@ ids unique, edges followed, and the renumbering told once."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from planning_core.models import SETTABLE, WIRE
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores.files import FileStore
 from planning_core.stores.files.taskmerge import INCOMING, MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
@@ -252,3 +254,74 @@ def test_notes_written_on_both_branches_are_all_kept(repo: Repo) -> None:
     texts = [n["text"] for n in tasks[1]["notes"]]
     assert texts[0] == "before the branches" and sorted(texts[1:]) == ["on feature", "on main"], texts
     assert MERGE_KEPT not in tasks[1]["metadata"]
+
+
+# Two values for each field a caller sets, one a branch sets and one the other: every field
+# but subject (above) merges by its own last change. The plan's tasks: a, b, c, d, e.
+BOTH_SET = {
+    "description": ("said on feature", "said on main"),
+    "active_form": ("Doing it on feature", "Doing it on main"),
+    "owner": ("feature-agent", "main-agent"),
+    "metadata": ({"area": "feature"}, {"area": "main"}),
+    "priority": (3, 1),
+    "labels": (["feature"], ["main"]),
+    "parent": (3, 4),
+    "gate": ("human", {"after": "2030-01-01T00:00:00Z"}),
+    "acceptance": (["passes on feature"], ["passes on main"]),
+}
+
+
+def test_every_field_a_caller_sets_is_in_the_merge_test() -> None:
+    assert set(BOTH_SET) | {"subject"} == set(SETTABLE)
+
+
+def _named(field: str, value: Any) -> tuple[str, Any]:
+    """A field and its value as the merge names them: by its name in the file, metadata key by key."""
+    if field == "metadata":
+        ((key, inner),) = value.items()
+        return f"metadata.{key}", inner
+    return WIRE[field], value
+
+
+def _value(task: dict[str, Any], name: str) -> Any:
+    if name.startswith("metadata."):
+        return task["metadata"].get(name.removeprefix("metadata."))
+    return task.get(name)
+
+
+def test_each_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo) -> None:
+    """Both branches set every field of #1 and #2; #1 last on main, #2 last on feature. Then
+    each task's other branch makes an unrelated change (a link: the later updatedAt, which
+    says nothing about the fields). Each field keeps the value set later, whichever branch it
+    is on; the other is kept aside and said, at the merge and once by the server."""
+    plan = repo.new_plan(["a", "b", "c", "d", "e"])
+    feature, main = ({f: v[i] for f, v in BOTH_SET.items()} for i in (0, 1))
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.planner().update_task(plan, 1, **feature)
+    repo.commit("feature: #1")
+    repo.git("checkout", "-q", "main")
+    for task in (1, 2):
+        repo.planner().update_task(plan, task, **main)
+    repo.commit("main: #1 and #2")
+    repo.git("checkout", "-q", "feature")
+    repo.planner().update_task(plan, 1, add_blocked_by=[5])
+    repo.planner().update_task(plan, 2, **feature)
+    repo.commit("feature: link #1, #2")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 2, add_blocked_by=[5])
+    repo.commit("main: link #2")
+    merged = repo.git("merge", "--no-edit", "feature")
+    tasks = plan_is_whole(repo)
+    notes = []
+    for task, later, earlier in ((1, main, feature), (2, feature, main)):
+        assert tasks[task]["blockedBy"] == [5]
+        for field in BOTH_SET:
+            name, kept = _named(field, later[field])
+            _, aside = _named(field, earlier[field])
+            assert _value(tasks[task], name) == kept, (task, name)
+            assert tasks[task]["metadata"][MERGE_KEPT][name]["value"] == aside, (task, name)
+            shown = f"kept {json.dumps(kept)}, {json.dumps(aside)} kept aside"
+            notes.append(f"task_{task}.json: {name} changed on both branches; {shown}")
+    assert [n for n in notes if n not in merged.stderr] == []
+    first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))
+    assert [n for n in notes if n not in first.stderr] == [] and "changed on both" not in second.stderr

@@ -13,10 +13,11 @@ They import only the file-format rules (taskfiles) and the crash-safe write
 The rules (docs/git.md says them for users):
 - A task edited on both sides: each field takes the side that changed it; changed on both,
   the side that set it later wins: by the history log when it knows both values' times
-  (_changed_at), else by the later `updatedAt` (ours on a tie); the other value is kept in
-  the task's metadata under MERGE_KEPT and said in the merge notes. `blockedBy`/`blocks` take both sides' additions and
-  removals; metadata keys merge one by one by the same rule; `notes` keep both sides' notes
-  (appended, never replaced), in the order written.
+  (_changed_at: every change records what it set each field to, history.values_set), else
+  by the later `updatedAt` (ours on a tie); the other value is kept in the task's metadata
+  under MERGE_KEPT and said in the merge notes. `blockedBy`/`blocks` take both sides'
+  additions and removals; metadata keys merge one by one by the same rule (`metadata.<key>`);
+  `notes` keep both sides' notes (appended, never replaced), in the order written.
 - Both sides created a different task with one id (add/add): the version on the branch merged
   into (ours: the branch checked out for a merge, the new base for a rebase) keeps the id;
   the incoming one is parked in the file (INCOMING) until the hook gives it the next free id
@@ -42,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...history import Event, Logged
+from ...history import Event, Logged, value_digest
 from ...safetext import escape
 from . import historylog
 from .mergefixup import add_notes, fix_plan
@@ -146,7 +147,8 @@ def _shown(value: Any) -> str:
 
 
 _UNKNOWN: Any = object()
-# Fields whose last change the history log records with the value it was set to.
+# Fields whose changes the history log records with the value itself (every other field a
+# change set is recorded as a digest of its value: history.values_set).
 _LOGGED_VALUES: dict[str, Callable[[Event], Any]] = {
     "status": lambda ev: ev.status[1] if ev.status else _UNKNOWN,
     "owner": lambda ev: ev.owner[1] if ev.owner else _UNKNOWN,
@@ -155,16 +157,24 @@ _LOGGED_VALUES: dict[str, Callable[[Event], Any]] = {
 FIELD_EVENTS = 200  # of one task's newest events (and TASK_EVENTS_SCAN bytes of the log) read
 
 
+def _sets(key: str, value: Any) -> Callable[[Event], bool]:
+    """Whether an event set the task's field `key` (`metadata.<key>` for a metadata key) to `value`."""
+    take = _LOGGED_VALUES.get(key)
+    if take is not None:
+        return lambda ev: take(ev) == value
+    digest = value_digest(value)
+    return lambda ev: ev.values.get(key) == digest
+
+
 def _changed_at(path: str) -> ChangedAt:
     """When this machine's history log says a field of the task was last set to a value: the
     plan folder's log in the work tree (both branches' writes when they were made here)."""
     events: list[Logged] | None = None
+    m = TASK_FILE.fullmatch(os.path.basename(path))
 
     def at(key: str, value: Any) -> str | None:
         nonlocal events
-        take = _LOGGED_VALUES.get(key)
-        m = TASK_FILE.fullmatch(os.path.basename(path))
-        if take is None or m is None:
+        if m is None:
             return None
         if events is None:
             folder = plan_folder(Path.cwd(), os.path.dirname(path))  # git runs a driver in the top folder
@@ -173,7 +183,8 @@ def _changed_at(path: str) -> ChangedAt:
                 if folder is None
                 else historylog.task_events("", str(folder), int(m.group(1)), archived=False, limit=FIELD_EVENTS)
             )
-        return next((e.at for e in events if take(e.event) == value), None)
+        sets = _sets(key, value)
+        return next((e.at for e in events if sets(e.event)), None)
 
     return at
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
+from ...history import METADATA
 from .taskfiles import MAX_TASK_FILE_BYTES, TASK_FILE
 
 INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
@@ -60,7 +61,7 @@ def _merge_ids(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]
 
 
 def _kept(doc: Doc, name: str, loser: Doc, value: Any, branch: str | None) -> None:
-    meta = doc.setdefault("metadata", {})
+    meta = doc.setdefault(METADATA, {})
     if not isinstance(meta, dict):
         return
     kept = meta.setdefault(MERGE_KEPT, {})
@@ -102,9 +103,9 @@ def merge_task(
 
 
 def _value_at(doc: Doc, name: str) -> Any:
-    if name.startswith("metadata."):
-        meta = doc.get("metadata")
-        return meta.get(name.removeprefix("metadata.")) if isinstance(meta, dict) else None
+    if name.startswith(f"{METADATA}."):
+        meta = doc.get(METADATA)
+        return meta.get(name.removeprefix(f"{METADATA}.")) if isinstance(meta, dict) else None
     return doc.get(name)
 
 
@@ -115,9 +116,8 @@ def _merge_field(
     where both sides changed it."""
     base, ours, theirs = sides
     b, o, t = base.get(key), ours.get(key), theirs.get(key)
-    if key in EDGES or key == "updatedAt" or (key == "metadata" and _all_objects(b, o, t)):
-        loser = ours if theirs_win else theirs
-        return [(name, value, loser) for name, value in _merge_structured(merged, key, (b, o, t), theirs_win)]
+    if key in EDGES or key == "updatedAt" or (key == METADATA and _all_objects(b, o, t)):
+        return _merge_structured(merged, key, sides, theirs_win, changed_at)
     if o in (b, t):
         _put(merged, key, t, key in theirs)
     elif t == b:
@@ -149,18 +149,19 @@ def _all_objects(*values: Any) -> bool:
     return all(isinstance(v, dict) or v is None for v in values)
 
 
-def _merge_structured(merged: Doc, key: str, values: tuple[Any, Any, Any], theirs_win: bool) -> list[tuple[str, Any]]:
+def _merge_structured(
+    merged: Doc, key: str, sides: tuple[Doc, Doc, Doc], theirs_win: bool, changed_at: ChangedAt | None
+) -> list[Loss]:
     """The fields merged by their own rule: links (every id either side keeps), updatedAt
     (the later), metadata (key by key)."""
-    b, o, t = values
+    b, o, t = (side.get(key) for side in sides)
     if key in EDGES:
         merged[key] = _merge_ids(*(v if isinstance(v, list) else [] for v in (b, o, t)))
         return []
     if key == "updatedAt":
         merged[key] = max(str(o or ""), str(t or ""))
         return []
-    merged[key], lost = _merge_metadata(b or {}, o or {}, t or {}, theirs_win)
-    return [(f"metadata.{k}", v) for k, v in lost]
+    return _merge_metadata(merged, sides, theirs_win, changed_at)
 
 
 def _put(doc: Doc, key: str, value: Any, present: bool) -> None:
@@ -170,21 +171,30 @@ def _put(doc: Doc, key: str, value: Any, present: bool) -> None:
         doc.pop(key, None)
 
 
-def _merge_metadata(base: Doc, ours: Doc, theirs: Doc, theirs_win: bool) -> tuple[Doc, list[tuple[str, Any]]]:
-    merged: Doc = {}
-    lost: list[tuple[str, Any]] = []
-    for key in [*ours, *(k for k in theirs if k not in ours), *(k for k in base if k not in ours and k not in theirs)]:
-        b, o, t = base.get(key), ours.get(key), theirs.get(key)
+def _merge_metadata(
+    merged: Doc, sides: tuple[Doc, Doc, Doc], theirs_win: bool, changed_at: ChangedAt | None
+) -> list[Loss]:
+    """Metadata key by key, each as a field of its own (`metadata.<key>`): the side that
+    changed it, or on both sides the one that set it later."""
+    _, ours, theirs = sides
+    base_m, ours_m, theirs_m = (side.get(METADATA) or {} for side in sides)
+    out: Doc = {}
+    losses: list[Loss] = []
+    for key in dict.fromkeys([*ours_m, *theirs_m, *base_m]):
+        b, o, t = base_m.get(key), ours_m.get(key), theirs_m.get(key)
         if o in (b, t):
-            value, present = t, key in theirs
+            value, present = t, key in theirs_m
         elif t == b:
-            value, present = o, key in ours
+            value, present = o, key in ours_m
         else:
-            value, present = (t, key in theirs) if theirs_win else (o, key in ours)
-            lost.append((key, o if theirs_win else t))
+            name = f"{METADATA}.{key}"
+            win = _field_theirs_win(name, o, t, theirs_win, changed_at)
+            value, present = (t, key in theirs_m) if win else (o, key in ours_m)
+            losses.append((name, o if win else t, ours if win else theirs))
         if present:
-            merged[key] = value
-    return merged, lost
+            out[key] = value
+    merged[METADATA] = out
+    return losses
 
 
 def _same_task(a: Doc, b: Doc) -> bool:
