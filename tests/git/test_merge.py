@@ -4,11 +4,13 @@ ids unique, edges followed, and the renumbering told once."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from planning_core.models import SETTABLE, WIRE
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores.files import FileStore
+from planning_core.stores.files.taskfiles import LOCK
 from planning_core.stores.files.taskmerge import INCOMING, MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.support.gitrepo import Repo
@@ -325,3 +327,28 @@ def test_each_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo
     assert [n for n in notes if n not in merged.stderr] == []
     first, second = (repo.cli("--root", str(repo.root)) for _ in range(2))
     assert [n for n in notes if n not in first.stderr] == [] and "changed on both" not in second.stderr
+
+
+def test_what_was_kept_aside_is_said_when_the_plan_is_fixed_at_the_next_commit(repo: Repo, tmp_path: Path) -> None:
+    """The hook cannot take the plan's lock after the merge (here: the lock file is a link,
+    which no writer follows): the plan is fixed at the next commit, and what the merge kept
+    aside is said then, not lost with the first try."""
+    plan = repo.new_plan(["a", "b"])
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.planner().update_task(plan, 1, description="said on feature")
+    repo.commit("feature: description")
+    repo.git("checkout", "-q", "main")
+    repo.planner().update_task(plan, 1, description="said on main")
+    repo.commit("main: description")
+    lock = repo.folder() / LOCK
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(tmp_path / "elsewhere")
+    merged = repo.git("merge", "--no-edit", "feature")
+    assert "not fixed after the merge" in merged.stderr
+    lock.unlink()
+    again = repo.git("commit", "-q", "--allow-empty", "-m", "next")
+    note = 'task_1.json: description changed on both branches; kept "said on main", "said on feature" kept aside'
+    assert note in again.stderr
+    assert plan_is_whole(repo)[1]["description"] == "said on main"
+    first = repo.cli("--root", str(repo.root))
+    assert note in first.stderr

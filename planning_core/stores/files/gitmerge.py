@@ -289,7 +289,9 @@ def _fix_one(folder: Path, plan: str, branch: str | None, notes: list[str]) -> l
         with plan_lock(folder / LOCK, LOCK_WAIT):  # a server may be writing this plan
             fixed = fix_plan(folder, branch)
     except (LockTimeout, LockUnavailable) as e:
-        _mark_pending(plan)  # the next commit tries again
+        _mark_pending(plan)  # the next commit tries again, and says the merge's notes then
+        for note in (n for n in notes if n.startswith(plan + "/")):
+            _mark_pending(plan, note)
         print(
             f"planning-mcp: plan {folder.name} not fixed after the merge ({e}); it will be at the next commit",
             file=sys.stderr,
