@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from planning_core import Planner, Session, rows
+from planning_core import Planner, Session, render, rows
 from planning_core.actions import Actions
 from planning_core.models import RULES, SETTABLE, TRACKED, UNTRACKED, WIRE, NewTask, Task, TaskPatch, TaskSpec
 from planning_core.outcomes import TaskRow
@@ -88,6 +88,17 @@ def test_planCreates_task_takes_every_field_whose_rule_says_so() -> None:
     in_plan = {name for name, rule in RULES.items() if rule.in_plan is not None}
     assert set(TaskSpec.model_fields) == in_plan
     assert {f.alias for f in TaskSpec.model_fields.values()} == {WIRE[n] for n in in_plan}
+
+
+def test_taskgets_text_shows_every_settable_field() -> None:
+    """TaskGet's text (render.task_detail) of a task with every field set changes when any one
+    of them is left at a new task's value: each field has its line."""
+    full = Task(id=1, **CREATE)
+    new = Task(id=1, subject=full.subject)
+    for name in SETTABLE:
+        if name != "subject":  # the heading: shown as long as there is a task
+            without = full.model_copy(update={name: getattr(new, name)})
+            assert render.task_detail(without, []) != render.task_detail(full, []), f"TaskGet does not show {name}"
 
 
 def test_checked_keeps_every_field_of_the_patch_by_either_name() -> None:

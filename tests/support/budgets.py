@@ -9,8 +9,9 @@ from __future__ import annotations
 from planning_core.models import SETTABLE
 
 # A field is a parameter of TaskCreate and TaskUpdate and, mostly, of PlanCreate's tasks:
-# `"estimate":{"type":"integer"},` three times, and a short description.
-TOOLS_LIST_PER_FIELD = 100
+# `"estimate":{"type":"integer"},` three times (90 characters) and short descriptions. Bounds in
+# the schema cost about 30 characters a tool more: the field's check enforces them anyway.
+TOOLS_LIST_PER_FIELD = 150
 TOOLS_LIST_BASE = 6_000 - 10 * TOOLS_LIST_PER_FIELD  # ten fields when the cap was set
 # Its name in the README's TaskCreate and TaskUpdate rows and PlanCreate's tasks, and a note.
 README_PER_FIELD = 80
