@@ -33,6 +33,7 @@ def add_web_parser(sub: Any) -> None:
         help="let the page start, complete, reopen and claim tasks (through TaskUpdate) and approve gated ones; "
         "off: read-only",
     )
+    w.set_defaults(run=run_web)
 
 
 def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:

@@ -569,6 +569,7 @@ def add_hook_parser(sub: Any) -> None:
         "(default: the payload's hook_event_name)",
     )
     add_store_arguments(h)
+    h.set_defaults(run_alone=run_hook)  # finds its own store, and always exits 0
 
 
 def run_hook(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ def add_checks_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_store_arguments(c)
     c.add_argument("action", nargs="?", choices=["list", "trust"], default="list")
+    c.set_defaults(run=run_checks)
 
 
 def check_file(choice: StoreChoice) -> CheckFile:

@@ -34,6 +34,7 @@ def add_copy_parser(sub: Any) -> None:
     )
     c.add_argument("--from", dest="copy_from", required=True, metavar="SRC", help=f"where the plans are: {STORE_HELP}")
     c.add_argument("--to", dest="copy_to", required=True, metavar="DST", help=f"where they go: {STORE_HELP}")
+    c.set_defaults(run_alone=run_copy)  # two stores, each from its own option
 
 
 def run_copy(args: argparse.Namespace) -> int:

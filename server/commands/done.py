@@ -33,6 +33,7 @@ def add_approve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_store_arguments(a)
     a.add_argument("plan", help="the plan's name, or a unique part of it")
     a.add_argument("task", help="the task's id (5 or #5)")
+    a.set_defaults(run=run_approve)
 
 
 def add_check_done_arguments(status: argparse.ArgumentParser) -> None:

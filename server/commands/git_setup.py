@@ -33,6 +33,7 @@ def add_git_setup_parser(sub: Any) -> None:
         help="set up this git repository so committed plans merge without conflicts (idempotent)",
     )
     add_store_arguments(g)
+    g.set_defaults(run=lambda _args, choice: run_git_setup(choice))
 
 
 def _git(top: Path | None, *args: str) -> str:

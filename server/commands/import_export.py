@@ -35,10 +35,12 @@ def add_import_parsers(sub: Any) -> None:
     i.add_argument("--format", dest="import_format", choices=FORMATS, help="read PATH as this format")
     i.add_argument("--tag", help="Task Master: import only this tag (default: each tag into its own plan)")
     add_store_arguments(i)
+    i.set_defaults(run=run_import)
     e = sub.add_parser("export", help="write a plan's tasks in another tool's format to stdout")
     e.add_argument("--format", dest="export_format", choices=EXPORT_FORMATS, default="beads", help="beads: JSONL")
     e.add_argument("--plan", metavar="NAME", help="the plan (default: the only active plan)")
     add_store_arguments(e)
+    e.set_defaults(run=run_export)
 
 
 def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:

@@ -15,8 +15,8 @@ from planning_core.store import History, PlanStore
 EVERYTHING = "0000-01-01T00:00:00.000Z"  # events_since from the beginning: every kept event
 
 
-def add_parser(sub: Any, add_store_arguments: Any) -> None:
-    g = sub.add_parser("log", help="the plans' history: who changed what, newest first")
+def add_parser(sub: Any, add_store_arguments: Any) -> argparse.ArgumentParser:
+    g: argparse.ArgumentParser = sub.add_parser("log", help="the plans' history: who changed what, newest first")
     g.add_argument("plan", nargs="?", help="plan name or a unique part of it (default: every active plan)")
     g.add_argument(
         "--limit", type=int, default=PAGE_DEFAULT, metavar="N", help=f"events per page (default {PAGE_DEFAULT})"
@@ -24,6 +24,7 @@ def add_parser(sub: Any, add_store_arguments: Any) -> None:
     g.add_argument("--cursor", help="the cursor the previous page's last line gave (one plan only)")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     add_store_arguments(g)
+    return g
 
 
 def _as_json(items: list[Logged], cursor: str | None) -> str:

@@ -1,5 +1,5 @@
 """The person's side of the CLI: `board`, `graph`, `status --json`, and the dispatch
-to `watch` and `hook`. Plain planning_core underneath; importing this module (or
+to `watch` and `log`. Plain planning_core underneath; importing this module (or
 running these commands) never loads the MCP SDK, so they start fast."""
 
 from __future__ import annotations
@@ -18,12 +18,9 @@ from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
 
 from ..board.data import plan_data, select_plans
-from ..claude_code.claude_hook import add_hook_parser, run_hook
 from ..common.cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments
 from ..common.store_choice import StoreChoice, StoreChoiceError, open_for_reading
 from . import log
-
-VIEW_COMMANDS = ("board", "graph", "watch", "hook", "log")
 
 
 class ViewError(Exception):
@@ -45,13 +42,11 @@ def add_parsers(sub: Any) -> None:
         "--interval", type=float, default=1.0, metavar="SECONDS", help="seconds between checks for changes (default 1)"
     )
     w.add_argument("--once", action="store_true", help="print one frame and exit")
-    log.add_parser(sub, add_store_arguments)
-    add_hook_parser(sub)
+    for view in (b, g, w, log.add_parser(sub, add_store_arguments)):
+        view.set_defaults(run=run_view)
 
 
-def run_view(args: argparse.Namespace, choice: StoreChoice | None) -> int:
-    if args.command == "hook" or choice is None:
-        return run_hook(args)
+def run_view(args: argparse.Namespace, choice: StoreChoice) -> int:
     try:
         store = open_for_reading(choice)
     except StoreChoiceError as e:  # cannot run as configured: the same exit code as `status` and serving

@@ -30,7 +30,7 @@ from bench.crashkit import (
 from planning_core import Planner
 from planning_core.history import Event
 from planning_core.stores.files import FileStore, historylog
-from server.cli import _recover
+from server.commands.serve import _recover
 from tests.support.files import edit_task
 from tests.support.mcp import server_params
 from tests.support.waits import bound
