@@ -227,6 +227,13 @@ def stop_blocks() -> int:
     return int(value) if value.isdigit() else DEFAULT_STOP_BLOCKS
 
 
+def _stop_judged(payload: dict[str, Any]) -> bool:
+    """Does the Stop hook judge this stop at all (it is on, and the stop names its session)?
+    Asked before the store is opened: a stop it lets through unjudged loads nothing."""
+    session_id = payload.get("session_id")
+    return bool(stop_blocks()) and isinstance(session_id, str) and bool(session_id)
+
+
 def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     """Block the stop while the current plan has work this session can do (its task in
     progress, or a ready one no one holds), naming the task and the next step; let it
@@ -235,7 +242,7 @@ def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     what is left is other agents' or waits for a gate."""
     limit = stop_blocks()
     session_id = payload.get("session_id")
-    if not limit or not isinstance(session_id, str) or not session_id:
+    if not _stop_judged(payload) or not isinstance(session_id, str):
         return ""
     with _session_state(store, root, session_id) as state:
         left = _left_for(store, state)
@@ -503,14 +510,9 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
     if not isinstance(payload, dict):
         return ""
     event = event or payload.get("hook_event_name")
-    if event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") and not _writes(event, payload):
-        folder = hook_choice(root_arg, store_arg, payload).folder
-        if folder is not None and event == "UserPromptSubmit":
-            answer = _prompt_in_folder(folder.absolute(), payload)
-            if answer is not None:
-                return answer
-        elif folder is not None:
-            return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
+    answer = _answer_without_store(event, root_arg, store_arg, payload)
+    if answer is not None:
+        return answer
     store = hook_store(root_arg, store_arg, payload, writes=_writes(event, payload))
     if store is None:
         return ""
@@ -527,6 +529,24 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
         return ""
     finally:
         store.close()
+
+
+def _answer_without_store(
+    event: str | None, root_arg: str | None, store_arg: str | None, payload: dict[str, Any]
+) -> str | None:
+    """The answer of a call that needs no store opened (and so no models loaded): a stop
+    not judged, a round counted in a planning folder, the line before a prompt read
+    plainly. None: open the store."""
+    if event == "Stop" and not _stop_judged(payload):
+        return ""
+    if event not in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") or _writes(event, payload):
+        return None
+    folder = hook_choice(root_arg, store_arg, payload).folder
+    if folder is None:
+        return None
+    if event == "UserPromptSubmit":
+        return _prompt_in_folder(folder.absolute(), payload)
+    return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
 
 
 def _round_in_folder(

@@ -34,7 +34,9 @@ with open(out, "w") as f:
 """
 
 
-def _loaded(project: Path, event: str, payload: dict[str, object], tmp_path: Path) -> tuple[set[str], str]:
+def _loaded(
+    project: Path, event: str, payload: dict[str, object], tmp_path: Path, env: dict[str, str] | None = None
+) -> tuple[set[str], str]:
     out = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-I", "-c", PROBE, str(REPO), event, json.dumps({"cwd": str(project), **payload}), str(out)],
@@ -42,7 +44,7 @@ def _loaded(project: Path, event: str, payload: dict[str, object], tmp_path: Pat
         text=True,
         timeout=bound(30),
         cwd=project,
-        env={k: v for k, v in os.environ.items() if not k.startswith(("PLANNING_MCP_", "CLAUDE_"))},
+        env={**{k: v for k, v in os.environ.items() if not k.startswith(("PLANNING_MCP_", "CLAUDE_"))}, **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(out.read_text())
@@ -100,3 +102,11 @@ def test_a_project_without_plans_loads_no_models(tmp_path: Path, event: str) -> 
     modules, printed = _loaded(elsewhere, event, payload, tmp_path)
     assert printed == ""
     assert not modules & (NEVER | MODELS)
+
+
+def test_a_stop_with_the_stop_hook_off_loads_no_models(project: Path, tmp_path: Path) -> None:
+    modules, printed = _loaded(project, "Stop", {"session_id": "s1"}, tmp_path, {"PLANNING_MCP_STOP_BLOCKS": "0"})
+    assert printed == ""
+    assert not modules & (NEVER | MODELS)
+    modules, printed = _loaded(project, "Stop", {"session_id": "s1"}, tmp_path)  # on: task #1 is in progress
+    assert json.loads(printed)["decision"] == "block"
