@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_core import Planner
-from planning_core.history import Entry, Event, acting_as
+from planning_core.history import Entry, Event
 from planning_core.models import Task
 from planning_core.store import History, PlanStore
 from planning_core.stores import open_store
@@ -52,8 +52,7 @@ def _entry(k: int, tasks: int) -> Entry:
 def _make_plan(store: PlanStore, tasks: int) -> str:
     now = "2026-12-01T00:00:00Z"
     made = [Task(id=i, subject=f"task {i}", created_at=now, updated_at=now) for i in range(1, tasks + 1)]
-    with acting_as("bench"):
-        return store.create_plan(PLAN_DATE, "history", "# History bench\n", made)
+    return store.create_plan(PLAN_DATE, "history", "# History bench\n", made, by="bench")
 
 
 def _fill_files(store: FileStore, name: str, tasks: int, events: int) -> None:

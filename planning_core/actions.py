@@ -1,8 +1,9 @@
 """One function per tool: the contract's behaviour and texts, ready for any adapter.
 
-Each action takes the session it runs for, does one planner call, keeps the
-session's bookkeeping (current plan, todo reset) and returns the compact text the
-model reads beside the structured data. The MCP server only forwards arguments.
+Each action takes the Caller it runs for (planning_core/caller.py: who writes, and the
+session), does one planner call, keeps the session's bookkeeping (current plan, todo reset)
+and returns the compact text the model reads beside the structured data. The MCP server only
+forwards arguments.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from . import gates, queries, render, timeline, update
+from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
@@ -31,7 +33,6 @@ from .outcomes import (
 from .pages import Pages
 from .planner import Planner, TaskChange
 from .rows import task_row
-from .session import Session
 from .store import PlanFolders
 from .verification import Progress, StillRunning, Verifier
 
@@ -98,21 +99,21 @@ class Actions:
             for task in tasks:
                 self.hooks.task_created(self._payload(plan, task))
 
-    def _plan(self, session: Session, plan: str | None) -> str:
+    def _plan(self, caller: Caller, plan: str | None) -> str:
         try:
-            name = self.planner.resolve(plan, session.current_plan)
+            name = self.planner.resolve(plan, caller.session.current_plan)
         except CurrentPlanGone:
-            session.current_plan = None  # said once; the next call falls back to the usual rule
+            caller.session.current_plan = None  # said once; the next call falls back to the usual rule
             raise
         if plan:
-            session.current_plan = name
+            caller.session.current_plan = name
         return name
 
     # -- plans ---------------------------------------------------------------------
 
     def plan_create(
         self,
-        session: Session,
+        caller: Caller,
         title: str,
         analysis: str = "",
         approach: str = "",
@@ -123,27 +124,25 @@ class Actions:
     ) -> Outcome[PlanCreated]:
         for spec in tasks or ():
             self._check_names(spec.get("acceptance") if isinstance(spec, dict) else spec.acceptance)
-        snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks)
-        session.current_plan = snap.name
+        snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks, by=caller.who)
+        caller.session.current_plan = snap.name
         self._created(snap.name, list(snap.tasks.values()))
         summary = snap.summary()
         board = render.task_board(summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()})
         text = f"{CREATED_PLAN}{snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
         return Outcome(text, PlanCreated(plan=summary, task_ids=list(snap.tasks)))
 
-    def plan_list(self, session: Session, include_done: bool = False) -> Outcome[PlanListed]:
+    def plan_list(self, caller: Caller, include_done: bool = False) -> Outcome[PlanListed]:
         plans = self.planner.summaries(include_done)
         lines = [render.plan_line(p) + (" (archived)" if p.archived else "") for p in plans]
         text = "\n".join(lines) or render.no_plans_text(0 if include_done else len(self.planner.store.archived_plans()))
         return Outcome(text, PlanListed(plans=plans))
 
-    def plan_archive(
-        self, session: Session, plan: str | None = None, force: bool = False
-    ) -> Outcome[PlanArchivedResult]:
-        name = self._plan(session, plan)
-        snap = self.planner.archive(name, force)
-        if session.current_plan == name:
-            session.current_plan = None
+    def plan_archive(self, caller: Caller, plan: str | None = None, force: bool = False) -> Outcome[PlanArchivedResult]:
+        name = self._plan(caller, plan)
+        snap = self.planner.archive(name, force, by=caller.who)
+        if caller.session.current_plan == name:
+            caller.session.current_plan = None
         summary = snap.summary()
         location = self.planner.store.location(name)
         text = f"Archived plan {name} {render.progress_tag(summary)} to {location}."
@@ -153,17 +152,17 @@ class Actions:
 
     def task_create(
         self,
-        session: Session,
+        caller: Caller,
         new: NewTask | str | None = None,
         description: str = "",
         plan: str | None = None,
         **fields: Any,
     ) -> Outcome[TaskCreated]:
         """TaskCreate: a NewTask, or its subject, description and other fields."""
-        name = self._plan(session, plan)
+        name = self._plan(caller, plan)
         new = NewTask.of(new, description, fields)
         self._check_names(new.values.get("acceptance"))
-        task = self.planner.create_task(name, new)
+        task = self.planner.create_task(name, new, by=caller.who)
         self._created(name, [task])
         try:
             open_ids = self.planner.open_blockers(name, task)
@@ -177,7 +176,7 @@ class Actions:
 
     def task_update(
         self,
-        session: Session,
+        caller: Caller,
         task_id: Any,
         plan: str | None = None,
         patch: TaskPatch | None = None,
@@ -187,7 +186,7 @@ class Actions:
         """`patch` (what the tool sends), or its fields as keywords. `progress`: told how a
         completion's checks go while they run."""
         patch = patch if patch is not None else TaskPatch(**changes)
-        name = self._plan(session, plan)
+        name = self._plan(caller, plan)
         self._check_names(patch.get("acceptance"))
         if patch.status == TaskStatus.COMPLETED.value and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
@@ -196,48 +195,50 @@ class Actions:
             if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
-        caller = self._known_as(session, name, task_id, patch)
-        verified = self._verified(name, task_id, patch, progress, caller)
+        known_as = self._known_as(caller, name, task_id, patch)
+        verified = self._verified(name, task_id, patch, progress, known_as, caller.who)
         if isinstance(verified, StillRunning):
             data = TaskUpdated(plan=name, task_id=verified.task_id, changed=[], status=verified.status)
             return Outcome(verified.text, data)
-        change = verified or self.planner.update_task(name, task_id, patch, caller=caller, author=session.known_as())
-        _keep_claim(session, name, patch, change)
-        todo_reset = (change.started or change.completed) and session.todo.clear()
+        change = verified or self.planner.update_task(
+            name, task_id, patch, known_as=known_as, author=caller.session.known_as(), by=caller.who
+        )
+        _keep_claim(caller, name, patch, change)
+        todo_reset = (change.started or change.completed) and caller.session.todo.clear()
         claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
         return _updated(name, change, todo_reset, claimed)
 
     @staticmethod
-    def _known_as(session: Session, plan: str, task_id: Any, patch: TaskPatch) -> str | None:
+    def _known_as(caller: Caller, plan: str, task_id: Any, patch: TaskPatch) -> str | None:
         """The owner an update naming none is known by: its session's claim of the task."""
         if patch.get("owner"):
             return None
         try:
-            return session.claimed_as(plan, parse_task_id(task_id))
+            return caller.session.claimed_as(plan, parse_task_id(task_id))
         except PlanningError:
             return None  # "next", or an id the planner refuses in its own words
 
-    def waits_for_person(self, session: Session, task_id: Any, plan: str | None = None) -> Task | None:
+    def waits_for_person(self, caller: Caller, task_id: Any, plan: str | None = None) -> Task | None:
         """The task, when it is unfinished and waits for a person's approval (gates.py)."""
-        task = self.planner.get_task(self._plan(session, plan), task_id)
+        task = self.planner.get_task(self._plan(caller, plan), task_id)
         return task if gates.is_gated(task) and task.gate == gates.HUMAN else None
 
-    def approve(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskUpdated]:
+    def approve(self, caller: Caller, task_id: Any, plan: str | None = None) -> Outcome[TaskUpdated]:
         """A person approves a gated task (gates.py): the web board's Approve button."""
-        name = self._plan(session, plan)
-        return _updated(name, self.planner.approve(name, task_id), False)
+        name = self._plan(caller, plan)
+        return _updated(name, self.planner.approve(name, task_id, by=caller.who), False)
 
     def _verified(
-        self, plan: str, task_id: Any, patch: TaskPatch, progress: Progress | None, caller: str | None
+        self, plan: str, task_id: Any, patch: TaskPatch, progress: Progress | None, known_as: str | None, by: str
     ) -> TaskChange | StillRunning | None:
         """A completion of a task that names checks, made once they pass (verification.py)."""
         if patch.status != TaskStatus.COMPLETED.value or self.verifier is None:
             return None
-        return self.verifier.complete(plan, task_id, patch, progress, caller)
+        return self.verifier.complete(plan, task_id, patch, progress, known_as, by)
 
     def task_list(
         self,
-        session: Session,
+        caller: Caller,
         plan: str | None = None,
         status: str | None = None,
         owner: str | None = None,
@@ -246,13 +247,13 @@ class Actions:
         label: str | None = None,
         parent: object = None,
     ) -> Outcome[TaskListed]:
-        name = self._plan(session, plan)
+        name = self._plan(caller, plan)
         query = queries.page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
         page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
 
-    def task_get(self, session: Session, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
-        name = self._plan(session, plan)
+    def task_get(self, caller: Caller, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
+        name = self._plan(caller, plan)
         task, open_blockers = self.planner.get_task_with_blockers(name, task_id)
         recent = timeline.task_history(self.planner.store, name, task.id)  # last lines only
         return Outcome(
@@ -263,15 +264,15 @@ class Actions:
     # -- todo ------------------------------------------------------------------------
 
     def todo(
-        self, session: Session, items: Sequence[TodoItem | dict[str, Any]], topic: str | None = None
+        self, caller: Caller, items: Sequence[TodoItem | dict[str, Any]], topic: str | None = None
     ) -> Outcome[TodoListed]:
-        session.todo.replace(items, topic)
-        todo = session.todo
+        caller.session.todo.replace(items, topic)
+        todo = caller.session.todo
         done = sum(i.status == TaskStatus.COMPLETED.value for i in todo.items)
         return Outcome(todo.render(), TodoListed(topic=todo.topic, items=todo.items, done=done, total=len(todo.items)))
 
 
-def _keep_claim(session: Session, plan: str, patch: TaskPatch, change: TaskChange) -> None:
+def _keep_claim(caller: Caller, plan: str, patch: TaskPatch, change: TaskChange) -> None:
     """The session remembers a claim it made of the task (in progress under the owner it
     named), and forgets one once the task is no longer held."""
     task = change.task
@@ -279,9 +280,9 @@ def _keep_claim(session: Session, plan: str, patch: TaskPatch, change: TaskChang
         return
     held = not change.deleted and task.status is TaskStatus.IN_PROGRESS and bool(task.owner)
     if held and patch.get("owner") == task.owner:
-        session.keep_claim(plan, task.id, task.owner)
+        caller.session.keep_claim(plan, task.id, task.owner)
     elif not held:
-        session.keep_claim(plan, task.id, None)
+        caller.session.keep_claim(plan, task.id, None)
 
 
 def _updated(name: str, change: TaskChange, todo_reset: bool, claimed: Task | None = None) -> Outcome[TaskUpdated]:

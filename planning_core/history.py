@@ -8,28 +8,25 @@ so what is recorded is exactly what is written. Reading is the optional `History
 of the seam (planning_core/store.py); rendering for people is `event_line` and
 `since_summary`.
 
-Who wrote is the `ACTOR` of the calling context: the server sets it per tool call to the
-session's key, commands set their own name; nothing set is "-" .
+Who wrote is passed to the store's write as an argument (`by`, from the `Caller` of the
+action, planning_core/caller.py): a session's key or its client's name, a command's name;
+no one named is `NOBODY`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from .caller import NOBODY
 from .errors import InvalidInput
 from .models import Task
 from .safetext import escape
 from .verify import describe
-
-ACTOR: ContextVar[str] = ContextVar("planning_history_actor", default="-")
-MAX_ACTOR = 80  # characters of a session key or command name kept
 
 TASK_EVENTS_SHOWN = 3  # TaskGet's last events of the task
 PAGE_DEFAULT = 50  # a page of a plan's log (`planning-mcp log`)
@@ -43,16 +40,6 @@ _OWN = frozenset({"id", "status", "owner", "blockedBy", "blocks", "updatedAt", "
 _LEASE = frozenset({"leaseSeconds", "leaseExpiresAt"})
 METADATA = "metadata"  # set key by key: an event names each key a change set as `metadata.<key>`
 DIGEST_CHARS = 16  # of a value's sha256, in hex: what an event keeps of a value it set
-
-
-@contextlib.contextmanager
-def acting_as(actor: str) -> Iterator[None]:
-    """Record the writes made inside the block as `actor`'s."""
-    token = ACTOR.set(actor[:MAX_ACTOR] or "-")
-    try:
-        yield
-    finally:
-        ACTOR.reset(token)
 
 
 def utc_now() -> str:
@@ -145,13 +132,13 @@ class Entry:
         events = d.get("events")
         return cls(
             at=str(d.get("at", "")),
-            by=str(d.get("by", "-")),
+            by=str(d.get("by", NOBODY)),
             events=[Event.from_dict(e) for e in events if isinstance(e, dict)] if isinstance(events, list) else [],
         )
 
     @classmethod
-    def now(cls, events: list[Event]) -> Entry:
-        return cls(at=utc_now(), by=ACTOR.get(), events=events)
+    def now(cls, events: list[Event], by: str) -> Entry:
+        return cls(at=utc_now(), by=by, events=events)
 
 
 @dataclass
@@ -297,12 +284,12 @@ def change_events(before: Mapping[int, Task | None], after: Mapping[int, Task | 
     return [e for e in events if e is not None]
 
 
-def plan_created(tasks: int) -> Entry:
-    return Entry.now([Event("plan-created", tasks=tasks)])
+def plan_created(tasks: int, by: str) -> Entry:
+    return Entry.now([Event("plan-created", tasks=tasks)], by)
 
 
-def archived() -> Entry:
-    return Entry.now([Event("archived")])
+def archived(by: str) -> Entry:
+    return Entry.now([Event("archived")], by)
 
 
 # -- for people --------------------------------------------------------------------------

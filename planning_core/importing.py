@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import safetext, validate
+from .caller import NOBODY
 from .errors import DependencyCycle, InvalidInput, PlanNotFound
 from .graph import derive_blocks
 from .models import (
@@ -223,14 +224,15 @@ def _fields(t: ImportedTask, ids: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def import_plan(store: PlanStore, plan: ImportedPlan, name: str | None = None) -> ImportResult:
+def import_plan(store: PlanStore, plan: ImportedPlan, name: str | None = None, by: str = NOBODY) -> ImportResult:
     """Bring `plan` into the store: into the plan `name` (or, without one, the active
-    plan titled as the import is) when it exists, else into a new plan."""
+    plan titled as the import is) when it exists, else into a new plan. `by`: the writer
+    the history names."""
     check(plan)
     existing = _existing_plan(store, plan, name)
     if existing is None:
-        return _create(store, plan, name)
-    return _update(store, plan, existing)
+        return _create(store, plan, name, by)
+    return _update(store, plan, existing, by)
 
 
 def _existing_plan(store: PlanStore, plan: ImportedPlan, name: str | None) -> str | None:
@@ -242,7 +244,7 @@ def _existing_plan(store: PlanStore, plan: ImportedPlan, name: str | None) -> st
         return None
 
 
-def _create(store: PlanStore, plan: ImportedPlan, name: str | None) -> ImportResult:
+def _create(store: PlanStore, plan: ImportedPlan, name: str | None, by: str) -> ImportResult:
     date, slug = today(), slugify(plan.title)
     if name:
         date, slug = (name[:10], name[11:]) if _dated(name) else (date, name)
@@ -269,7 +271,7 @@ def _create(store: PlanStore, plan: ImportedPlan, name: str | None) -> ImportRes
     derive_blocks(tasks)
     ordered = [tasks[i] for i in sorted(tasks)]
     analysis = f"Imported from {plan.tool}" + (f" ({plan.tag})" if plan.tag else "") + "."
-    created = store.create_plan(date, slug, render_plan_md(plan.title, analysis, "", [], ordered), ordered)
+    created = store.create_plan(date, slug, render_plan_md(plan.title, analysis, "", [], ordered), ordered, by)
     return ImportResult(created, plan.tool, created=True, added=len(ordered))
 
 
@@ -277,9 +279,9 @@ def _dated(name: str) -> bool:
     return len(name) > 11 and name[4] == "-" and name[7] == "-" and name[10] == "-" and name[:4].isdigit()
 
 
-def _update(store: PlanStore, plan: ImportedPlan, name: str) -> ImportResult:
+def _update(store: PlanStore, plan: ImportedPlan, name: str, by: str) -> ImportResult:
     result = ImportResult(name, plan.tool, created=False)
-    with store.transaction(name) as txn:
+    with store.transaction(name, by) as txn:
         before = txn.snapshot().tasks
         by_source = {source_of(t): i for i, t in before.items() if source_of(t) is not None}
         ids = {t.source_id: by_source.get((plan.tool, t.source_id)) or txn.next_id() for t in plan.tasks}

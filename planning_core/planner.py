@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import gates, graph, history, queries, ranking, update, validate
+from . import gates, graph, queries, ranking, update, validate
+from .caller import NOBODY
 from .errors import (
     DependencyCycle,
     InvalidInput,
@@ -86,10 +87,10 @@ def _apply_changes(
         update.check_gate(plan, before, task, p, now)
 
 
-def _note_author(p: TaskPatch, caller: str | None, author: str | None) -> str:
+def _note_author(p: TaskPatch, known_as: str | None, author: str | None, by: str) -> str:
     """Who a note is by: the owner named, else the caller's claim of the task, else its
     session's latest claim, else the writer the history names."""
-    return p.get("owner") or caller or author or history.ACTOR.get()
+    return p.get("owner") or known_as or author or by
 
 
 class Planner:
@@ -115,9 +116,12 @@ class Planner:
         date: str | None = None,
         tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
         plan_md: str | None = None,
+        *,
+        by: str = NOBODY,
     ) -> PlanSnapshot:
         """`plan_md`: plan.md's text as someone approved it (Claude Code's plan mode),
-        kept as it is instead of the one rendered from the other fields."""
+        kept as it is instead of the one rendered from the other fields. `by`: the writer
+        the history names (a Caller's `who`), here and in every write below."""
         title = validate.text(title, "title", MAX_SHORT_TEXT, required=True)
         analysis = validate.text(analysis, "analysis", MAX_PLAN_TEXT)
         approach = validate.text(approach, "approach", MAX_PLAN_TEXT)
@@ -138,7 +142,7 @@ class Planner:
                 new_tasks[b - 1].blocks.append(t.id)
         md = validate.text(plan_md, "approved plan", MAX_PLAN_TEXT) if plan_md else ""
         md = md or render_plan_md(title, analysis, approach, steps, new_tasks)
-        created = self.store.create_plan(date, slug, md, new_tasks)
+        created = self.store.create_plan(date, slug, md, new_tasks, by)
         return self.store.snapshot(created)
 
     def summaries(self, include_done: bool = False) -> list[PlanSummary]:
@@ -170,26 +174,28 @@ class Planner:
                 continue
         return False
 
-    def archive(self, plan: str, force: bool = False) -> PlanSnapshot:
+    def archive(self, plan: str, force: bool = False, *, by: str = NOBODY) -> PlanSnapshot:
         def check(snap: PlanSnapshot) -> None:
             unfinished = [i for i, t in snap.tasks.items() if t.status is not TaskStatus.COMPLETED]
             unfinished += [c.task_id for c in snap.corrupt]
             if unfinished and not force:
                 raise PlanNotFinished(plan, unfinished)
 
-        self.store.archive(plan, check)
+        self.store.archive(plan, check, by)
         return self.store.snapshot(plan)
 
     # -- tasks ---------------------------------------------------------------------
 
-    def create_task(self, plan: str, new: NewTask | str | None = None, description: str = "", **fields: Any) -> Task:
+    def create_task(
+        self, plan: str, new: NewTask | str | None = None, description: str = "", *, by: str = NOBODY, **fields: Any
+    ) -> Task:
         """Create TaskCreate's task (a NewTask, or its subject, description and other fields)
         in one transaction, linked both ways to the tasks it names."""
         new = NewTask.of(new, description, fields)
         values = update.created_values(new)
         before = validate.edges(new.blocked_by, "blockedBy")
         after = validate.edges(new.blocks, "blocks")
-        with self.store.transaction(plan) as txn:
+        with self.store.transaction(plan, by) as txn:
             missing = [i for i in (*before, *after) if not txn.exists(i)]
             if missing:
                 raise TaskNotFound(plan, missing)
@@ -235,9 +241,10 @@ class Planner:
         patch: TaskPatch | None = None,
         *,
         by_person: bool = False,
-        caller: str | None = None,
+        known_as: str | None = None,
         author: str | None = None,
         verification: Verification | None = None,
+        by: str = NOBODY,
         **changes: Any,
     ) -> TaskChange:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
@@ -246,10 +253,10 @@ class Planner:
         holds the plan. taskId "next" claims the best ready task (ranking.py), chosen from
         the plan as read under its lock: claims racing for it get different tasks.
         `by_person`: a person's change (approve), which no gate refuses (gates.py).
-        `caller`: the owner the caller is known as when it names none (its session's claim
+        `known_as`: the owner the caller is known as when it names none (its session's claim
         of this task): a former owner is refused (update.check_not_taken_over). A note is
-        by the owner named, else `caller`, else `author` (the session's latest claim), else
-        the writer the history names (history.ACTOR).
+        by the owner named, else `known_as`, else `author` (the session's latest claim), else
+        `by`, the writer the history names.
         `verification`: the server's record of the task's checks, written with the change (alone
         when the patch is empty); refused when the task's record is no longer the one it follows."""
         raw = patch if patch is not None else TaskPatch(**changes)
@@ -258,23 +265,23 @@ class Planner:
         p, edges = update.checked(raw)
         pick = update.next_pick(next_claim, raw, p)
         if next_claim:
-            self.complete_passed_gates(plan)  # their dependents may be the next task
+            self.complete_passed_gates(plan, by=by)  # their dependents may be the next task
             self._something_ready(plan, pick)
-        with self.store.transaction(plan) as txn:
+        with self.store.transaction(plan, by) as txn:
             now = self.clock()
             if next_claim:
                 tid = self._next_ready(plan, txn, now, pick)
             work = update.Work(txn)
             task = work.get(tid)
             if not by_person:
-                update.check_not_taken_over(task, caller, p, edges, now)
+                update.check_not_taken_over(task, known_as, p, edges, now)
             if p.status == "deleted":
                 return self._delete(txn, plan, task, work.get)
             before = task.clone()
             if verification is not None:
                 verification.apply(task)
             _apply_changes(plan, txn, work, (before, task), p, edges, now, by_person)
-            update.apply_note(task, p.note, _note_author(p, caller, author), now)
+            update.apply_note(task, p.note, _note_author(p, known_as, author, by), now)
             change = TaskChange(task_id=tid, plan=plan, task=task)
             started, completed = update.apply_status(plan, task, p, work.get, now)
             change.started, change.completed = started, completed
@@ -292,15 +299,15 @@ class Planner:
                 change.all_done = txn.all_completed()
         return change
 
-    def approve(self, plan: str, task_id: Any) -> TaskChange:
+    def approve(self, plan: str, task_id: Any, *, by: str = NOBODY) -> TaskChange:
         """A person completes a gated task (gates.py): `planning-mcp approve`, the web
         board's Approve button, the client's form."""
         task = self.get_task(plan, task_id)
         if not gates.is_gated(task):
             raise NotGated(task.id, task.status.value)
-        return self.update_task(plan, task.id, TaskPatch(status=TaskStatus.COMPLETED.value), by_person=True)
+        return self.update_task(plan, task.id, TaskPatch(status=TaskStatus.COMPLETED.value), by_person=True, by=by)
 
-    def complete_passed_gates(self, plan: str) -> list[TaskChange]:
+    def complete_passed_gates(self, plan: str, *, by: str = NOBODY) -> list[TaskChange]:
         """Complete the plan's tasks whose time gate has passed (a parent with unfinished
         parts stays as it is: its parts come first)."""
         now = self.clock()
@@ -308,7 +315,7 @@ class Planner:
         done = []
         for task_id in due:
             try:
-                done.append(self.update_task(plan, task_id, TaskPatch(status=TaskStatus.COMPLETED.value)))
+                done.append(self.update_task(plan, task_id, TaskPatch(status=TaskStatus.COMPLETED.value), by=by))
             except PlanningError:
                 continue  # unfinished parts, or gone since: the next call tries again
         return done

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from .caller import NOBODY
+
 if TYPE_CHECKING:  # the seam names them; loading them is the stores' business (the hook counts rounds without)
     from .history import Entry, Logged
     from .models import PlanSnapshot, PlanSummary, Task
@@ -120,9 +122,9 @@ class PlanStore(Protocol):
         """The plan's title (plan.md's first heading), cheaply. Raises PlanNotFound."""
         ...
 
-    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task], by: str = NOBODY) -> str:
         """Create the plan with its tasks, all or nothing. Returns the name used
-        (`<date>-<slug>`, or with -2, -3, … when taken)."""
+        (`<date>-<slug>`, or with -2, -3, … when taken). `by`: the writer its history names."""
         ...
 
     def read_plan_md(self, name: str) -> str: ...
@@ -139,10 +141,12 @@ class PlanStore(Protocol):
 
     def get_task(self, name: str, task_id: int) -> Task: ...
 
-    def transaction(self, name: str) -> AbstractContextManager[PlanTransaction]: ...
+    def transaction(self, name: str, by: str = NOBODY) -> AbstractContextManager[PlanTransaction]:
+        """The plan locked for one write; `by`: the writer its history entry names."""
+        ...
 
-    def archive(self, name: str, check: PlanArchiveCheck) -> str:
-        """Archive the plan under its lock after `check` passes."""
+    def archive(self, name: str, check: PlanArchiveCheck, by: str = NOBODY) -> str:
+        """Archive the plan under its lock after `check` passes (`by`: as for transaction)."""
         ...
 
     def plan_versions(self) -> dict[str, PlanVersion]:
@@ -173,9 +177,9 @@ class ChangeFeed(Protocol):
 
 @runtime_checkable
 class Recoverable(Protocol):
-    def recover(self) -> list[str]:
+    def recover(self, by: str = NOBODY) -> list[str]:
         """Repair what a crash or a hand edit left (never fatal). Returns one line per
-        thing done or left, for the server's log."""
+        thing done or left, for the server's log. `by`: as for transaction."""
         ...
 
 

@@ -21,7 +21,6 @@ the checks afresh (docs/decisions.md).
 from __future__ import annotations
 
 import concurrent.futures
-import contextvars
 import datetime as dt
 import logging
 import secrets
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import update
+from .caller import NOBODY
 from .errors import CompletionRefused, PlanningError
 from .history import utc_now
 from .models import Task, TaskPatch, TaskStatus, named_checks
@@ -75,10 +75,12 @@ class StillRunning:
 
 @dataclass(frozen=True)
 class _Completion:
-    """The completion asked for: the patch, and the owner its caller is known as."""
+    """The completion asked for: the patch, the owner its caller is known as, and the writer
+    the history names (the caller's, for every write of the run)."""
 
     patch: TaskPatch
-    caller: str | None
+    known_as: str | None
+    by: str
 
 
 @dataclass
@@ -108,11 +110,17 @@ class Verifier:
             self.checks.check_names(named_checks(a for a in acceptance if isinstance(a, str)))
 
     def complete(
-        self, plan: str, task_id: Any, patch: TaskPatch, progress: Progress | None = None, caller: str | None = None
+        self,
+        plan: str,
+        task_id: Any,
+        patch: TaskPatch,
+        progress: Progress | None = None,
+        known_as: str | None = None,
+        by: str = NOBODY,
     ) -> TaskChange | StillRunning | None:
         """Complete the task after its checks pass (see the module). None: it names no check
-        (or is completed already): the caller completes it as usual. `caller`: the owner the
-        caller is known as (Planner.update_task)."""
+        (or is completed already): the caller completes it as usual. `known_as` and `by`: as
+        for Planner.update_task."""
         if update.is_next_claim(task_id, patch):
             return None
         task = self.planner.get_task(plan, task_id)
@@ -126,7 +134,7 @@ class Verifier:
             elsewhere = _running_elsewhere(task)
             if elsewhere:
                 return StillRunning(task.id, task.status.value, elsewhere)
-            run = self._start(plan, task, _Completion(patch, caller), self.checks.resolve(names), names)
+            run = self._start(plan, task, _Completion(patch, known_as, by), self.checks.resolve(names), names)
         return self._wait(task, run, progress)
 
     def _start(self, plan: str, task: Task, patch: _Completion, checks: list[Check], names: list[str]) -> _Run:
@@ -139,13 +147,10 @@ class Verifier:
             "at": utc_now(),
             "until": until.isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
-        self.planner.update_task(plan, task.id, TaskPatch(), verification=Verification(record))
+        self.planner.update_task(plan, task.id, TaskPatch(), verification=Verification(record), by=patch.by)
         with self._lock:
             self._active[(plan, task.id)] = run
-        context = contextvars.copy_context()  # the history's author: the caller's
-        thread = threading.Thread(
-            target=context.run, args=(self._run, plan, task.id, patch, run, names), daemon=True, name="check"
-        )
+        thread = threading.Thread(target=self._run, args=(plan, task.id, patch, run, names), daemon=True, name="check")
         self._threads.add(thread)
         thread.start()
         return run
@@ -184,17 +189,21 @@ class Verifier:
                     break
             if failed is None:
                 passed = Verification({**base, "state": PASSED, "at": utc_now()}, follows=run.run_id)
-                change = self.planner.update_task(plan, task_id, asked.patch, caller=asked.caller, verification=passed)
+                change = self.planner.update_task(
+                    plan, task_id, asked.patch, known_as=asked.known_as, verification=passed, by=asked.by
+                )
                 run.done.set_result(change)
             else:
-                self._record(plan, task_id, run, _failed(base, failed))
+                self._record(plan, task_id, run, _failed(base, failed), asked.by)
                 run.done.set_exception(CompletionRefused(refusal(task_id, failed)))
         except _Stopped:
-            self._record(plan, task_id, run, interrupted_record({**base, "at": utc_now()}))
+            self._record(plan, task_id, run, interrupted_record({**base, "at": utc_now()}), asked.by)
             run.done.set_exception(CompletionRefused(f"Task #{task_id} was not completed: the server stopped."))
         except PlanningError as e:  # the completion itself was refused (blocked, a gate, parts)
             result_text = f"passed, but the completion was refused: {e}"
-            self._record(plan, task_id, run, {**base, "state": FAILED, "at": utc_now(), "result": result_text})
+            self._record(
+                plan, task_id, run, {**base, "state": FAILED, "at": utc_now(), "result": result_text}, asked.by
+            )
             run.done.set_exception(e)
         except BaseException as e:  # never lose the waiter: it is told, and the log says why
             log.exception("checks of task #%s in %s", task_id, plan)
@@ -205,9 +214,10 @@ class Verifier:
                 self._active.pop((plan, task_id), None)
             self._threads.discard(threading.current_thread())
 
-    def _record(self, plan: str, task_id: int, run: _Run, record: dict[str, Any]) -> None:
+    def _record(self, plan: str, task_id: int, run: _Run, record: dict[str, Any], by: str) -> None:
         try:
-            self.planner.update_task(plan, task_id, TaskPatch(), verification=Verification(record, follows=run.run_id))
+            verification = Verification(record, follows=run.run_id)
+            self.planner.update_task(plan, task_id, TaskPatch(), verification=verification, by=by)
         except VerificationSuperseded:
             pass
         except PlanningError as e:

@@ -15,8 +15,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from planning_core import history
-
 from . import __version__
 from .board.web import add_web_parser
 from .claude_code.claude_hook import add_hook_parser
@@ -79,9 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # Who wrote, in the plans' history, for writes made by this command itself (import,
-    # the hook); a served tool call names its session instead (tools.py).
-    history.ACTOR.set(f"planning-mcp {args.command or 'serve'}")
     run_alone: RunAlone | None = getattr(args, "run_alone", None)
     if run_alone is not None:
         return run_alone(args)

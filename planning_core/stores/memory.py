@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import history
+from ..caller import NOBODY
 from ..errors import (
     PlanArchived,
     PlanBusy,
@@ -79,8 +80,8 @@ class _Plan:
 class MemoryTransaction(MarkedTransaction):
     """The PlanTransaction of the memory store: staged changes over the plan as committed."""
 
-    def __init__(self, name: str, plan: _Plan, store: MemoryStore) -> None:
-        super().__init__(name, max(plan.high_water, max(plan.tasks, default=0)))
+    def __init__(self, name: str, plan: _Plan, store: MemoryStore, by: str) -> None:
+        super().__init__(name, max(plan.high_water, max(plan.tasks, default=0)), by)
         self.plan = plan
         self._store = store
 
@@ -114,11 +115,11 @@ class MemoryTransaction(MarkedTransaction):
         # Each task read back from its document, as a file store's reader would get it.
         docs = {i: t.to_json().encode() for i, t in self._staged.items() if t is not None}
         tasks = {i: _parse(self.name, i, doc) for i, doc in docs.items()}
-        events = self.staged_events()
+        entry = self.staged_entry()
         with self._store._cond:
             plan = self.plan
-            if events:
-                plan.record(history.Entry.now(events))
+            if entry is not None:
+                plan.record(entry)
             for i in self._staged:
                 if i in docs:
                     plan.tasks[i], plan.docs[i] = tasks[i], docs[i]
@@ -269,7 +270,7 @@ class MemoryStore:
     # -- writing ---------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def transaction(self, name: str) -> Iterator[MemoryTransaction]:
+    def transaction(self, name: str, by: str = NOBODY) -> Iterator[MemoryTransaction]:
         plan = self._get(name)
         if plan.archived:
             raise PlanArchived(name)
@@ -279,15 +280,15 @@ class MemoryStore:
         try:
             if plan.archived:  # archived while we waited for its lock
                 raise PlanArchived(name)
-            txn = MemoryTransaction(name, plan, self)
+            txn = MemoryTransaction(name, plan, self, by)
             yield txn
             txn.commit()
         finally:
             plan.writer.release()
 
-    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task], by: str = NOBODY) -> str:
         plan = _Plan(plan_md=plan_md, high_water=max((t.id for t in tasks), default=0))
-        plan.record(history.plan_created(len(tasks)))
+        plan.record(history.plan_created(len(tasks), by))
         for t in tasks:
             plan.keep(f"{date}-{slug}", t.id, t.to_json().encode())
 
@@ -301,12 +302,12 @@ class MemoryStore:
         with self._cond:
             return claim_plan_name(date, slug, claim)
 
-    def archive(self, name: str, check: PlanArchiveCheck) -> str:
-        with self.transaction(name) as txn:
+    def archive(self, name: str, check: PlanArchiveCheck, by: str = NOBODY) -> str:
+        with self.transaction(name, by) as txn:
             check(txn.snapshot())
             with self._cond:
                 txn.plan.archived = True
-                txn.plan.record(history.archived())
+                txn.plan.record(history.archived(by))
                 self._touch(txn.plan)
         return name
 

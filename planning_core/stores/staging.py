@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import PlanningError, TaskIdsExhausted, TaskNotFound
 from ..graph import derive_blocks
-from ..history import Event, change_events
+from ..history import Entry, Event, change_events
 from ..models import CorruptFile, PlanSnapshot, Task
 from ..names import MAX_TASK_ID
 
@@ -38,8 +38,9 @@ class CommittedPlan:
 class StagedTransaction:
     """Staged changes by id (None: deleted). A backend gives the committed side."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, by: str) -> None:
         self.name = name
+        self.by = by  # the writer the history entry names
         self._staged: dict[int, Task | None] = {}
         # The store's view of the plan as locked, when the backend shares one (view()).
         self.shared_view: Callable[[], PlanSnapshot] | None = None
@@ -115,6 +116,12 @@ class StagedTransaction:
                 before[task_id] = None
         return change_events(before, self._staged)
 
+    def staged_entry(self) -> Entry | None:
+        """The history entry of the staged changes, None when they change nothing an
+        agent would call a change."""
+        events = self.staged_events()
+        return Entry.now(events, self.by) if events else None
+
     def _overlay(self, tasks: dict[int, Task]) -> dict[int, Task]:
         """`tasks` (the caller's own copies of the committed ones) with the staged changes
         applied, sorted by id."""
@@ -130,8 +137,8 @@ class MarkedTransaction(StagedTransaction):
     """A transaction whose store keeps the plan's high-water mark with the plan (memory,
     PostgreSQL): new ids count on from `high`, the highest id ever issued or present."""
 
-    def __init__(self, name: str, high: int) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, high: int, by: str) -> None:
+        super().__init__(name, by)
         self._high = high
         self._issued = False  # an id was issued: the mark moves even if nothing else is written
 

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 
 from planning_core import PlanningError, Session
 from planning_core.actions import Actions, Outcome
+from planning_core.caller import NOBODY, Caller
 from planning_core.graph import utc_now
 from planning_core.store import PlanStore
 
@@ -64,7 +65,8 @@ class BoardSite:
     port: int
     token: str | None = None
     actions: Actions | None = None  # None: read-only
-    session: Session = field(default_factory=Session)
+    # Who the page's actions are by: the command that serves it (cli_common.command_caller).
+    caller: Caller = field(default_factory=lambda: Caller(NOBODY, Session()))
     streams: int = 0  # admitted and not yet ended
     # Whether the server is shutting down (uvicorn's should_exit): an event stream never ends
     # by itself, and uvicorn waits for every open response before it exits, so Ctrl+C would
@@ -191,13 +193,13 @@ class BoardSite:
         if not isinstance(plan, str) or not plan or isinstance(task_id, bool) or not isinstance(task_id, int | str):
             return _refusal("plan (a name) and taskId (a number) are required", 400)
         if body["action"] == APPROVE:  # a person's approval of a gated task, not an agent's TaskUpdate
-            return await self._answer(lambda actions: actions.approve(self.session, task_id, plan))
+            return await self._answer(lambda actions: actions.approve(self.caller, task_id, plan))
         edits: dict[str, Any] = dict(ACTIONS[body["action"]])  # TaskUpdate's keywords (status, owner)
         if "owner" in edits or (owner and body["action"] == "start"):
             if not owner:
                 return _refusal("type your name to claim a task", 400)
             edits["owner"] = owner
-        return await self._answer(lambda actions: actions.task_update(self.session, task_id, plan, **edits))
+        return await self._answer(lambda actions: actions.task_update(self.caller, task_id, plan, **edits))
 
     async def _answer(self, call: Callable[[Actions], Outcome[Any]]) -> Response:
         actions = self.actions

@@ -14,7 +14,7 @@ import webbrowser
 from typing import Any
 from urllib.parse import urlencode
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, load_hooks
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, command_caller, load_hooks
 from ..common.store_choice import StoreChoice
 
 DEFAULT_PORT = 8080
@@ -62,7 +62,7 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
         return EXIT_CONFIG
     port = int(sock.getsockname()[1])
     actions = Actions(Planner(store), hooks) if args.actions else None
-    site = BoardSite(store, args.host, port, token, actions)
+    site = BoardSite(store, args.host, port, token, actions, command_caller(args.command))
     url = f"http://{url_host(args.host)}:{port}{BASE}"
     mode = "actions on" if actions else "read-only"
     line = f"planning-mcp: the board of {choice.described} is at {url} ({mode}; Ctrl+C to stop)"

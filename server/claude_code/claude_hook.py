@@ -52,7 +52,7 @@ from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import is_database_url, plain_plan_lines
 
-from ..common.cli_common import EXIT_OK
+from ..common.cli_common import EXIT_OK, command_writer
 from ..common.default_root import DefaultRoot, default_root
 from ..common.store_choice import StoreChoice, add_store_arguments, open_for_writing, resolve
 from . import hook_state
@@ -70,6 +70,8 @@ PROMPT_CONTEXT_CHARS = 240
 STOP_BLOCKS_ENV = "PLANNING_MCP_STOP_BLOCKS"  # stops blocked in a row at most; 0 turns the Stop hook off
 DEFAULT_STOP_BLOCKS = 3
 MAX_OWNERS = 8  # owner names a session's claims used, kept to know its own tasks
+HOOK_COMMAND = "hook"
+HOOK_WRITER = command_writer(HOOK_COMMAND)  # who the hook's writes are by, in the plans' history
 
 
 def hook_choice(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> StoreChoice:
@@ -271,7 +273,7 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
 
     planner = Planner(store)
     try:
-        planner.complete_passed_gates(name)
+        planner.complete_passed_gates(name, by=HOOK_WRITER)
         snap = store.view(name)
     except PlanningError:
         return None
@@ -350,7 +352,7 @@ def create_from_plan(planner: Planner, text: str) -> str:
         }
         for s in plan.steps
     ]
-    return planner.create_plan(plan.title, tasks=tasks, plan_md=text).name
+    return planner.create_plan(plan.title, tasks=tasks, plan_md=text, by=HOOK_WRITER).name
 
 
 def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
@@ -363,7 +365,7 @@ def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
     wanted = {s.subject for s in plan.steps}
     removed = [t.id for t in tasks.values() if t.subject not in wanted and t.status is TaskStatus.PENDING]
     for task_id in removed:
-        planner.update_task(name, task_id, status="deleted")
+        planner.update_task(name, task_id, status="deleted", by=HOOK_WRITER)
     added, before = [], None
     for step in plan.steps:
         task = by_subject.get(step.subject)
@@ -374,6 +376,7 @@ def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
                 "\n".join(step.description),
                 blocked_by=[before] if before else None,
                 acceptance=step.acceptance,
+                by=HOOK_WRITER,
             )
             added.append(task.id)
         before = task.id
@@ -485,9 +488,6 @@ def hook_store(
         return None
     if choice.folder is not None and not writes and not (choice.folder / "todo").is_dir():
         return None  # a project without plans: nothing loaded
-    from planning_core import history  # the store's modules load it anyway
-
-    history.ACTOR.set("planning-mcp hook")  # who wrote, in the plans' history
     if choice.folder is None:
         return choice.open()
     if writes:
@@ -581,7 +581,7 @@ def _root_of(store: PlanStore) -> Path | None:
 def add_hook_parser(sub: Any) -> None:
     """`planning-mcp hook [EVENT] [--root DIR] [--store URL]` (added to cli.parser(), and
     to entry.py's parser of this command alone)."""
-    h = sub.add_parser("hook", help="Claude Code hook: reads the hook JSON on stdin (docs/claude-code-hooks.md)")
+    h = sub.add_parser(HOOK_COMMAND, help="Claude Code hook: reads the hook JSON on stdin (docs/claude-code-hooks.md)")
     h.add_argument(
         "event",
         nargs="?",

@@ -19,7 +19,7 @@ from planning_core.safetext import escape
 from planning_core.store import PlanStore
 from planning_core.stores import is_database_url
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, command_writer
 from ..common.store_choice import StoreChoice, StoreChoiceError, open_for_writing
 
 EXIT_NOT_DONE = 1  # status --check-done: work remains
@@ -67,7 +67,7 @@ def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
     try:
         planner = Planner(store)
         plan = planner.resolve(args.plan)
-        change = planner.approve(plan, args.task)
+        change = planner.approve(plan, args.task, by=command_writer(args.command))
         subject = escape(change.task.subject) if change.task else ""
         lines = [f"Approved #{change.task_id} {subject} in plan {plan}: it is completed."]
         lines += updated_text(change.task_id, change.changed, change.unblocked, change.all_done).split("\n")[1:]
@@ -96,7 +96,7 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
         lines = []
         for name in names:
             if not store.is_archived(name):
-                planner.complete_passed_gates(name)
+                planner.complete_passed_gates(name, by=command_writer(args.command))
             left = work_left(store.view(name), planner.clock())
             if not left.done:
                 print(left.line)

@@ -20,7 +20,7 @@ from planning_core.importing import beads_lines, import_plan
 from planning_core.queries import resolve_plan
 from planning_core.store import PlanStore
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, command_writer
 from ..common.store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
 
 EXPORT_FORMATS = ("beads",)
@@ -50,7 +50,7 @@ def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
             raise StoreChoiceError(f"{args.path} holds {len(plans)} tags; give --tag with --plan")
         with _opened(open_for_writing, choice) as store:
             for plan in plans:
-                print(import_plan(store, plan, args.plan).line(), flush=True)
+                print(import_plan(store, plan, args.plan, command_writer(args.command)).line(), flush=True)
     except (StoreChoiceError, PlanningError, OSError) as e:
         return _refused(e)
     return EXIT_OK

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from planning_core.store import PlanStore, Recoverable
 
 from .. import __version__
-from ..common.cli_common import EXIT_OK, HOOKS_HELP, add_store_arguments, load_hooks
+from ..common.cli_common import EXIT_OK, HOOKS_HELP, add_store_arguments, command_writer, load_hooks
 from ..common.exposure import token_from
 from ..common.store_choice import StoreChoice, open_for_writing
 from ..transport.http import serve
@@ -32,10 +32,10 @@ def serving_line(transport: str, root: str, url: str | None = None) -> str:
     return f"planning-mcp {__version__}: serving {where}; plans in {root} (Ctrl+C to stop)"
 
 
-def _recover(store: PlanStore) -> None:
+def _recover(store: PlanStore, by: str) -> None:
     """After a crash, what the store can repair (Recoverable); never fatal."""
     if isinstance(store, Recoverable):
-        for line in store.recover():
+        for line in store.recover(by):
             log.warning("%s", line)
 
 
@@ -64,7 +64,7 @@ def _serve(args: argparse.Namespace, choice: StoreChoice, store: PlanStore) -> i
     """Serve MCP on the opened store until stopped (stdio, or HTTP/SSE)."""
     transport = getattr(args, "transport", "stdio")
     hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
-    _recover(store)
+    _recover(store, command_writer(args.command))
     from ..mcp.app import build_server  # the MCP SDK: only when serving
 
     server = build_server(store, hooks=hooks)

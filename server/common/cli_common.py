@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .store_choice import add_store_arguments
 
 if TYPE_CHECKING:  # loaded by load_hooks: the Claude Code hook imports this module for EXIT_OK
+    from planning_core.caller import Caller
     from planning_core.events import EventHooks
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "EXIT_VIEW",
     "HOOKS_HELP",
     "add_store_arguments",
+    "command_caller",
+    "command_writer",
     "load_hooks",
 ]
 
@@ -50,3 +53,17 @@ def load_hooks(path: str | None) -> EventHooks | None:
         events = ", ".join(f"{e} ({len(c)})" for e, c in hooks.commands.items() if c)
         log.warning("event hooks from %s: %s", hooks.source, events)
     return hooks
+
+
+def command_writer(command: str | None) -> str:
+    """Who a command's own writes are by, in the plans' history: `planning-mcp <command>`
+    (a served tool call names its session instead: server/state.py)."""
+    return f"planning-mcp {command or 'serve'}"
+
+
+def command_caller(command: str | None) -> Caller:
+    """The Caller a command passes to the core: its name, and a session of its own."""
+    from planning_core.caller import Caller
+    from planning_core.session import Session
+
+    return Caller(command_writer(command), Session())

@@ -20,7 +20,7 @@ from planning_core import PlanningError
 from planning_core.safetext import escape
 
 from .review import client_can_ask
-from .state import app_state, session_key
+from .state import app_state
 
 APPROVAL_WAIT_S = 600.0  # a person decides; a client that never answers must not hold the agent longer
 APPROVED = "Approved by the person when asked."
@@ -39,9 +39,9 @@ async def asked_person(ctx: Context, task_id: Any, plan: str | None) -> bool | N
     if not client_can_ask(ctx):
         return None
     state = app_state(ctx)
-    session = state.session(session_key(ctx.request_context))
+    caller = state.caller(ctx.request_context)
     try:
-        task = await anyio.to_thread.run_sync(lambda: state.actions.waits_for_person(session, task_id, plan))
+        task = await anyio.to_thread.run_sync(lambda: state.actions.waits_for_person(caller, task_id, plan))
     except PlanningError:
         return None
     if task is None:

@@ -6,7 +6,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -17,6 +16,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
+from planning_core.caller import Caller
 from planning_core.store import PlanStore, SharedSessions
 
 from ..common.changes import ChangeCounter
@@ -28,10 +28,6 @@ DEFAULT_SESSION = "default"
 PROCESS_SESSION = "process"  # no request to tell clients apart: stdio, in-memory clients
 MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are forgotten
 
-# The session a tool call holds (SharedSessions: loaded and locked in the store for the
-# call, saved after it): what the tool and the reminders of that call both change.
-_held: ContextVar[tuple[str, Session] | None] = ContextVar("held_session", default=None)
-
 
 @dataclass
 class AppState:
@@ -39,6 +35,10 @@ class AppState:
     planner: Planner
     actions: Actions
     sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
+    # The sessions tool calls hold, by key (HeldSession: loaded and locked in the store for
+    # the call, saved after it): what the tool and the reminders of that call both change.
+    # One call at a time holds a key: the store's lock of the session serialises the rest.
+    held: dict[str, Session] = field(default_factory=dict)
     # The store, when it keeps sessions: decided once, not on every tool call.
     shared: SharedSessions | None = field(init=False)
     # The store's changes, followed while a claim waits for a task (claim_wait.py).
@@ -55,11 +55,11 @@ class AppState:
         return None if key == PROCESS_SESSION else self.shared
 
     def session(self, key: str) -> Session:
-        """The session of `key`: the one the current tool call holds, else (a shared
-        store) as stored, else this process's own."""
-        held = _held.get()
-        if held is not None and held[0] == key:
-            return held[1]
+        """The session of `key`: the one a tool call holds, else (a shared store) as
+        stored, else this process's own."""
+        held = self.held.get(key)
+        if held is not None:
+            return held
         keeper = self.keeper(key)
         if keeper is not None:
             with keeper.edit_session(key) as data:  # a read: saved unchanged
@@ -72,6 +72,11 @@ class AppState:
         else:
             self.sessions.move_to_end(key)
         return found
+
+    def caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        """Who calls, for the core: the history's author and the session of the request."""
+        key = session_key(ctx)
+        return Caller(history_author(ctx, key), self.session(key))
 
     def hold(self, key: str) -> HeldSession:
         """The session of `key` for one tool call (see HeldSession)."""
@@ -91,7 +96,6 @@ class HeldSession:
         self.state, self.key = state, key
         self._edit: AbstractContextManager[dict[str, Any]] | None = None
         self._data: dict[str, Any] = {}
-        self._token: Token[tuple[str, Session] | None] | None = None
 
     async def enter(self) -> Session:
         """Raises PlanningError when the store cannot give it (the call must not run)."""
@@ -102,13 +106,13 @@ class HeldSession:
         self._data = await anyio.to_thread.run_sync(edit.__enter__)
         self._edit = edit
         session = Session.from_state(self._data)
-        self._token = _held.set((self.key, session))
+        self.state.held[self.key] = session
         return session
 
     async def leave(self, session: Session) -> str | None:
         """Write the session back; the reason when that failed (the call's own answer stands)."""
-        if self._token is not None:
-            _held.reset(self._token)
+        if self.state.held.get(self.key) is session:
+            del self.state.held[self.key]
         if self._edit is None:
             return None
         self._data.clear()

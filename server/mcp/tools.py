@@ -16,8 +16,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
-from planning_core import PlanningError, Session, TaskSpec, TodoItem, history
+from planning_core import PlanningError, TaskSpec, TodoItem
 from planning_core.actions import Actions, Outcome
+from planning_core.caller import Caller
 from planning_core.models import (
     MAX_TODO_ITEMS,
     REQUIRED,
@@ -45,7 +46,7 @@ from planning_core.ranking import NEXT_TASK
 
 from . import approval, claim_wait, sdk
 from .review import review as plan_review
-from .state import AppState, app_state, history_author, session_key
+from .state import AppState, app_state
 
 # Strict: in lax mode pydantic turns `true` into 1 before the core sees it, so
 # `taskId: true` acted on task #1. Booleans (and floats) are not ids anywhere.
@@ -62,26 +63,21 @@ UPDATE = ToolAnnotations(idempotent_hint=True)
 
 
 async def _answer(
-    ctx: Context, call: Callable[[Actions, Session], Outcome[Any]], *, inline: bool = False
+    ctx: Context, call: Callable[[Actions, Caller], Outcome[Any]], *, inline: bool = False
 ) -> CallToolResult:
     state = app_state(ctx)
-    key = session_key(ctx.request_context)
-    session = state.session(key)
-    # The writes' author in the plans' history (the thread copies it).
-    actor = history.ACTOR.set(history_author(ctx.request_context, key))
+    caller = state.caller(ctx.request_context)
     try:
         if inline:
             # Memory only (todo): cheaper than the ~0.15 ms hop to a thread. Nothing that
             # touches a file runs here: one FIFO or huge file would stall every session.
-            outcome = call(state.actions, session)
+            outcome = call(state.actions, caller)
         else:
             # File reads, lock waits and scans of whole plans run off the event loop, so
             # one slow file, writer or big plan never stalls the other sessions.
-            outcome = await anyio.to_thread.run_sync(call, state.actions, session)
+            outcome = await anyio.to_thread.run_sync(call, state.actions, caller)
     except PlanningError as e:
         return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
-    finally:
-        history.ACTOR.reset(actor)
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
         structured_content=outcome.structured(),
@@ -99,14 +95,14 @@ def _progress(ctx: Context) -> Callable[[float, float, str], None]:
 
 
 async def _answer_seen(
-    ctx: Context, call: Callable[[Actions, Session], Outcome[Any]]
+    ctx: Context, call: Callable[[Actions, Caller], Outcome[Any]]
 ) -> tuple[CallToolResult, PlanningError | None]:
     """`_answer`, and the refusal the call raised, if any (a claim that waits reads it)."""
     seen: list[PlanningError] = []
 
-    def run(actions: Actions, session: Session) -> Outcome[Any]:
+    def run(actions: Actions, caller: Caller) -> Outcome[Any]:
         try:
-            return call(actions, session)
+            return call(actions, caller)
         except PlanningError as e:
             seen.append(e)
             raise
@@ -119,7 +115,7 @@ async def _task_update(ctx: Context, task_id: Any, plan: str | None, patch: Task
     """TaskUpdate: the change; a claim that waits (claim_wait.py); a completion of a task
     gated for a person, asked of the client's user where it can (approval.py)."""
 
-    def call(a: Actions, s: Session) -> Outcome[TaskUpdated]:
+    def call(a: Actions, s: Caller) -> Outcome[TaskUpdated]:
         return a.task_update(s, task_id, plan, patch, progress=_progress(ctx))
 
     if wait is not None:

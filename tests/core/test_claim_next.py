@@ -19,6 +19,7 @@ import pytest
 
 from planning_core import Planner, Session
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.errors import InvalidInput, NothingReady, PlanningError
 from planning_core.events import EventHooks, parse_config
 from planning_core.ranking import READY_ORDER
@@ -102,7 +103,7 @@ def test_only_unfinished_work_behind_a_task_counts(planner: Planner) -> None:
 def test_the_claim_answers_like_any_claim(planner: Planner) -> None:
     plan = make_plan(planner)
     actions = Actions(planner)
-    session = Session()
+    session = Caller(NOBODY, Session())
     outcome = actions.task_update(session, "next", plan, status="in_progress", owner="alice", lease_seconds=60)
     assert outcome.text.splitlines()[0] == "Updated task #2 status, owner, leaseSeconds, leaseExpiresAt"
     # ... and says which task it took, so the agent need not look it up before starting.
@@ -161,7 +162,7 @@ def test_next_with_completed_is_refused_as_such_where_completion_hooks_run(plann
     plan = make_plan(planner)
     hooks = EventHooks(parse_config({"TaskCompleted": [{"command": "true"}]}))
     with pytest.raises(InvalidInput, match='taskId "next" claims'):
-        Actions(planner, hooks).task_update(Session(), "next", plan, status="completed", owner="a")
+        Actions(planner, hooks).task_update(Caller(NOBODY, Session()), "next", plan, status="completed", owner="a")
 
 
 def test_nothing_ready_when_every_task_is_done_says_stop(store: PlanStore, planner: Planner) -> None:
@@ -250,7 +251,7 @@ def test_ready_is_listed_best_first_across_pages_and_says_so(store: PlanStore, p
     assert [t.id for t in first.tasks] == order[:2] and first.next_cursor == "4"
     rest = planner.list_tasks(plan, "ready", limit=2, cursor=first.next_cursor)
     assert [t.id for t in rest.tasks] == order[2:] and rest.next_cursor is None
-    text = Actions(planner).task_list(Session(), plan, "ready").text
+    text = Actions(planner).task_list(Caller(NOBODY, Session()), plan, "ready").text
     assert text.splitlines()[1] == f"(ready, {READY_ORDER})"
     assert [line.split()[0] for line in text.splitlines()[2:]] == [f"#{i}" for i in order]
 

@@ -11,6 +11,7 @@ import pytest
 
 from planning_core import Planner, Session
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.done import DONE, GATED, OTHERS, READY, YOURS, work_left
 from planning_core.errors import GateRefused, InvalidInput, NotGated, NothingReady
 from planning_core.models import TaskPatch
@@ -109,10 +110,10 @@ def test_a_time_gate_holds_until_its_time_then_the_next_claim_completes_it(store
 
 def test_tasklist_marks_gated_tasks_and_says_who_they_wait_for(planner: Planner) -> None:
     name = _plan(planner)
-    text = Actions(planner).task_list(Session(), plan=name).text
+    text = Actions(planner).task_list(Caller(NOBODY, Session()), plan=name).text
     assert "#2 [pending] Approve the schema [gate: a person] [blocked by #1]" in text
     assert f"Waiting for a person: #2 Approve the schema (planning-mcp approve {name} 2)" in text
-    detail = Actions(planner).task_get(Session(), 2, name).text
+    detail = Actions(planner).task_get(Caller(NOBODY, Session()), 2, name).text
     assert "Gate: a person" in detail
 
 

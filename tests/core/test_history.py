@@ -12,7 +12,7 @@ import pytest
 from planning_core import Planner, history, timeline
 from planning_core.copying import copy_plans
 from planning_core.errors import DependencyCycle, InvalidInput, TaskBlocked
-from planning_core.history import Logged, acting_as
+from planning_core.history import Logged
 from planning_core.store import History, PlanStore
 from planning_core.stores.files import FileStore, historylog
 from tests.support.seed import SUBJECTS, seed_plan
@@ -32,17 +32,15 @@ def _said(items: list[Logged]) -> list[str]:
 
 
 def test_each_kind_of_change_is_recorded_with_its_author(planner: Planner, store: PlanStore) -> None:
-    with acting_as("session-a"):
-        plan = seed_plan(planner)  # #1, #2 completed; #3 in progress under alice
-        planner.create_task(plan, "Add rate limit", blocked_by=[3])
-        planner.update_task(plan, 4, subject="Add logout", description="POST /logout, 204")
-    with acting_as("session-b"):
-        planner.update_task(plan, 2, status="pending")  # reopened
-        planner.update_task(plan, 5, add_blocked_by=[1], remove_blocked_by=[3])
-        planner.update_task(plan, 3, owner="bob")
-        planner.update_task(plan, 3, status="completed")
-        planner.update_task(plan, 5, status="deleted")
-        planner.archive(plan, force=True)
+    plan = seed_plan(planner, by="session-a")  # #1, #2 completed; #3 in progress under alice
+    planner.create_task(plan, "Add rate limit", blocked_by=[3], by="session-a")
+    planner.update_task(plan, 4, subject="Add logout", description="POST /logout, 204", by="session-a")
+    planner.update_task(plan, 2, status="pending", by="session-b")  # reopened
+    planner.update_task(plan, 5, add_blocked_by=[1], remove_blocked_by=[3], by="session-b")
+    planner.update_task(plan, 3, owner="bob", by="session-b")
+    planner.update_task(plan, 3, status="completed", by="session-b")
+    planner.update_task(plan, 5, status="deleted", by="session-b")
+    planner.archive(plan, force=True, by="session-b")
     assert _said(_events(store, plan)) == [
         "archived (by session-b)",
         "#5 deleted (by session-b)",
@@ -107,11 +105,10 @@ def test_the_log_pages_newest_first_without_gaps_or_repeats(planner: Planner, st
 
 
 def test_since_you_were_last_here(planner: Planner, store: PlanStore, plan: str) -> None:
-    with acting_as("session-b"):
-        planner.update_task(plan, 4, status="pending", owner="bob")
-        planner.update_task(plan, 3, status="completed")
-        planner.create_task(plan, "Write the docs")
-        planner.update_task(plan, 1, status="pending")
+    planner.update_task(plan, 4, status="pending", owner="bob", by="session-b")
+    planner.update_task(plan, 3, status="completed", by="session-b")
+    planner.create_task(plan, "Write the docs", by="session-b")
+    planner.update_task(plan, 1, status="pending", by="session-b")
     text = timeline.since_text(store, None)
     assert text.splitlines()[1:] == [
         f"- completed (3): {plan} #3 '{SUBJECTS[2]}' by alice; {plan} #2 '{SUBJECTS[1]}' by -; "

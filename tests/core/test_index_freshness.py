@@ -16,6 +16,7 @@ import pytest
 
 from planning_core import Planner, Session
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.stores.files import FileStore, fswatch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,7 +51,7 @@ def subjects(planner: Planner, plan: str) -> dict[int, str]:
     """Each task's subject as TaskList answers it (the page the server sends, kept or not),
     checked against its text and against the planner's own page."""
     actions = _actions.setdefault(planner, Actions(planner))
-    answer = actions.task_list(Session(), plan)
+    answer = actions.task_list(Caller(NOBODY, Session()), plan)
     rows = {row["id"]: row["subject"] for row in answer.structured()["tasks"]}
     assert rows == {t.id: t.subject for t in planner.list_tasks(plan).tasks}
     for task_id, subject in rows.items():

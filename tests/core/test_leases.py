@@ -16,6 +16,7 @@ import pytest
 
 from planning_core import Planner, Session, TaskStatus
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.errors import ClaimConflict, InvalidInput, TaskBlocked
 from planning_core.models import MAX_METADATA_BYTES, metadata_size
 from planning_core.render import CLAIMABLE_MARK, task_board
@@ -149,15 +150,19 @@ def test_a_kept_taskList_page_shows_a_lease_running_out_with_no_write_between(
     clock.set(LEASE - 1)
     for status in (None, "ready"):
         for _ in range(2):  # asked twice: the second may be a kept page
-            answer = actions.task_list(Session(), plan, status=status)
+            answer = actions.task_list(Caller(NOBODY, Session()), plan, status=status)
             assert CLAIMABLE_MARK not in answer.text
             assert all(not row.get("claimable") for row in answer.structured()["tasks"])
-    assert 3 not in [row["id"] for row in actions.task_list(Session(), plan, status="ready").structured()["tasks"]]
+    assert 3 not in [
+        row["id"] for row in actions.task_list(Caller(NOBODY, Session()), plan, status="ready").structured()["tasks"]
+    ]
     clock.set(LEASE)
-    answer = actions.task_list(Session(), plan)
+    answer = actions.task_list(Caller(NOBODY, Session()), plan)
     assert "#3 [in_progress] Add login endpoint (alice) " + CLAIMABLE_MARK in answer.text.splitlines()
     assert [row["id"] for row in answer.structured()["tasks"] if row.get("claimable")] == [3]
-    assert [row["id"] for row in actions.task_list(Session(), plan, status="ready").structured()["tasks"]] == [3]
+    assert [
+        row["id"] for row in actions.task_list(Caller(NOBODY, Session()), plan, status="ready").structured()["tasks"]
+    ] == [3]
 
 
 def test_an_expired_claim_with_a_reopened_blocker_is_blocked_not_ready(lp: Planner, plan: str, clock: Clock) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from planning_core import Planner, TaskBlocked
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.errors import (
     AmbiguousPlan,
     BlockerUnreadable,
@@ -128,7 +129,7 @@ def test_a_part_outside_the_name_alphabet_is_refused(planner: Planner, three: li
 
 
 def test_plan_list_after_everything_was_archived(planner: Planner) -> None:
-    actions, session = Actions(planner), Session()
+    actions, session = Actions(planner), Caller(NOBODY, Session())
     assert actions.plan_list(session).text == "No plans yet. Call PlanCreate to start one."
     for title in ("One", "Two"):
         actions.plan_archive(session, actions.plan_create(session, title).data.plan.name, force=True)
@@ -140,7 +141,7 @@ def test_plan_list_after_everything_was_archived(planner: Planner) -> None:
 
 
 def test_current_plan_removed_under_the_server(planner: Planner, file_store: FileStore) -> None:
-    actions, session = Actions(planner), Session()
+    actions, session = Actions(planner), Caller(NOBODY, Session())
     gone = actions.plan_create(session, "Add auth", date="2026-05-28", tasks=[{"subject": "a"}]).data.plan.name
     other = planner.create_plan("Other work", date="2026-05-29", tasks=[{"subject": "b"}]).name
     shutil.rmtree(file_store.todo / gone)
@@ -157,7 +158,7 @@ def test_current_plan_removed_under_the_server(planner: Planner, file_store: Fil
 
 
 def test_current_plan_archived_by_someone_else(planner: Planner) -> None:
-    actions, session = Actions(planner), Session()
+    actions, session = Actions(planner), Caller(NOBODY, Session())
     name = actions.plan_create(session, "Add auth", date="2026-05-28").data.plan.name
     planner.create_plan("A", date="2026-05-29")
     planner.create_plan("B", date="2026-05-30")

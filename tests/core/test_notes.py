@@ -12,6 +12,7 @@ import pytest
 
 from planning_core import Planner, Session
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.copying import copy_plans
 from planning_core.errors import InvalidInput, TakenOver
 from planning_core.models import MAX_NOTE, MAX_NOTES
@@ -50,13 +51,15 @@ def plan(actions: Actions) -> str:
 def test_a_note_is_appended_with_who_and_when_and_never_replaced(
     actions: Actions, store: PlanStore, plan: str, clock: Clock
 ) -> None:
-    alice = Session()
+    alice = Caller(NOBODY, Session())
     actions.task_update(alice, 3, plan=plan, status="in_progress", owner="alice")
     answer = actions.task_update(alice, 3, plan=plan, note="schema done;\nroutes next")
     assert answer.text == "Updated task #3 notes" and answer.data.changed == ["notes"]
     clock.now = T0 + dt.timedelta(seconds=5)
-    actions.task_update(Session(), 3, plan=plan, note="reviewed", owner="alice")  # named: by alice
-    actions.task_update(Session(), 3, plan=plan, note="from a stranger")  # no owner, no claim: the writer
+    actions.task_update(Caller(NOBODY, Session()), 3, plan=plan, note="reviewed", owner="alice")  # named: by alice
+    actions.task_update(
+        Caller(NOBODY, Session()), 3, plan=plan, note="from a stranger"
+    )  # no owner, no claim: the writer
     actions.task_update(alice, 3, plan=plan, description="new text", metadata={"k": 1})
     with reopened(store) as again:
         notes = again.get_task(plan, 3).notes
@@ -71,8 +74,8 @@ def test_a_note_is_appended_with_who_and_when_and_never_replaced(
 
 def test_taskget_shows_the_latest_few_and_the_board_all(actions: Actions, store: PlanStore, plan: str) -> None:
     for n in range(NOTES_SHOWN + 2):
-        actions.task_update(Session(), 3, plan=plan, note=f"note {n}")
-    text = actions.task_get(Session(), 3, plan=plan).text
+        actions.task_update(Caller(NOBODY, Session()), 3, plan=plan, note=f"note {n}")
+    text = actions.task_get(Caller(NOBODY, Session()), 3, plan=plan).text
     assert f"Notes (latest {NOTES_SHOWN} of {NOTES_SHOWN + 2}):" in text
     assert "note 0" not in text and "note 1" not in text
     assert f"- 2026-05-28T09:00:00Z -: note {NOTES_SHOWN + 1}" in text.splitlines()
@@ -81,7 +84,7 @@ def test_taskget_shows_the_latest_few_and_the_board_all(actions: Actions, store:
 
 
 def test_copy_carries_the_notes(actions: Actions, store: PlanStore, plan: str, tmp_path: object) -> None:
-    actions.task_update(Session(), 3, plan=plan, note="carry me", owner="bob")
+    actions.task_update(Caller(NOBODY, Session()), 3, plan=plan, note="carry me", owner="bob")
     other = make_store("memory", tmp_path)  # type: ignore[arg-type]
     try:
         copy_plans(store, other)
@@ -96,20 +99,20 @@ def test_a_note_that_cannot_be_kept_is_refused_and_changes_nothing(
     before = stored_state(store)
     for bad in ("", "   ", "x" * (MAX_NOTE + 1), "bell\x07"):
         with pytest.raises(InvalidInput, match="note"):
-            actions.task_update(Session(), 3, plan=plan, note=bad)
+            actions.task_update(Caller(NOBODY, Session()), 3, plan=plan, note=bad)
     with pytest.raises(InvalidInput, match="it also asks to change note"):
-        actions.task_update(Session(), "next", plan=plan, status="in_progress", owner="a", note="hi")
+        actions.task_update(Caller(NOBODY, Session()), "next", plan=plan, status="in_progress", owner="a", note="hi")
     assert stored_state(store) == before
     for n in range(MAX_NOTES):
         actions.planner.update_task(plan, 4, note=f"n{n}")
     full = stored_state(store)
     with pytest.raises(InvalidInput, match=f"holds {MAX_NOTES} notes"):
-        actions.task_update(Session(), 4, plan=plan, note="one more")
+        actions.task_update(Caller(NOBODY, Session()), 4, plan=plan, note="one more")
     assert stored_state(store) == full
 
 
 def test_a_former_owner_may_still_leave_a_note(actions: Actions, plan: str, clock: Clock) -> None:
-    alice, bob = Session(), Session()
+    alice, bob = Caller(NOBODY, Session()), Caller(NOBODY, Session())
     claim = {"status": "in_progress", "lease_seconds": 60, "plan": plan}
     actions.task_update(alice, "next", owner="alice", **claim)
     clock.now = T0 + dt.timedelta(seconds=61)

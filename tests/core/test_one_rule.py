@@ -12,6 +12,7 @@ from rich.console import Console
 
 from planning_core import PLAN_REMINDER, Planner, Session
 from planning_core.actions import Actions, created_plan_name
+from planning_core.caller import NOBODY, Caller
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from server.claude_code import claude_hook
@@ -66,9 +67,13 @@ def test_server_and_hook_remind_on_the_same_rounds(planner: Planner, store: Plan
 
 
 def test_the_hook_reads_the_plan_name_from_plancreate_as_the_server_says_it(planner: Planner, tmp_path: Path) -> None:
-    outcome = Actions(planner).plan_create(Session(), "Überarbeitung der Straße", "a", "b", date="2026-05-29")
+    outcome = Actions(planner).plan_create(
+        Caller(NOBODY, Session()), "Überarbeitung der Straße", "a", "b", date="2026-05-29"
+    )
     assert created_plan_name(outcome.text) == "2026-05-29-uberarbeitung-der-strasse"
-    again = Actions(planner).plan_create(Session(), "Überarbeitung der Straße", "a", "b", date="2026-05-29")
+    again = Actions(planner).plan_create(
+        Caller(NOBODY, Session()), "Überarbeitung der Straße", "a", "b", date="2026-05-29"
+    )
     assert created_plan_name(again.text) == again.data.plan.name != outcome.data.plan.name
     assert created_plan_name("Created plan ../etc (1 tasks)") is None
     assert created_plan_name("no plan here") is None

@@ -15,6 +15,7 @@ import pytest
 
 from planning_core import Planner, Session, TaskStatus
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.errors import TakenOver
 from planning_core.session import MAX_CLAIMS_KEPT
 from planning_core.store import PlanStore
@@ -52,10 +53,10 @@ def plan(actions: Actions) -> str:
     return seed_plan(actions.planner, in_progress=False)
 
 
-def taken_over(actions: Actions, plan: str, clock: Clock) -> tuple[Session, Session]:
+def taken_over(actions: Actions, plan: str, clock: Clock) -> tuple[Caller, Caller]:
     """alice claims the next task (#3) in her session; her lease runs out; bob takes it
     over through "next" in his. (alice's session, bob's session)."""
-    alice, bob = Session(), Session()
+    alice, bob = Caller(NOBODY, Session()), Caller(NOBODY, Session())
     claim = {"status": "in_progress", "lease_seconds": LEASE, "plan": plan}
     assert actions.task_update(alice, "next", owner="alice", **claim).data.task_id == 3
     clock.set(LEASE + 1)
@@ -86,7 +87,7 @@ def test_the_former_owner_is_refused_naming_the_new_one(
     fields = {k: v for k, v in change.items() if k != "addBlockedBy"}
     with pytest.raises(TakenOver) as refused:
         actions.task_update(
-            alice if not named else Session(),
+            alice if not named else Caller(NOBODY, Session()),
             3,
             plan=plan,
             add_blocked_by=change.get("addBlockedBy"),
@@ -124,9 +125,10 @@ def test_the_former_owner_takes_it_back_once_the_new_lease_runs_out_too(
 
 def test_a_session_forgets_a_claim_it_finished_and_keeps_a_bounded_few(actions: Actions, plan: str) -> None:
     session = Session()
-    actions.task_update(session, 3, plan=plan, status="in_progress", owner="alice")
+    caller = Caller(NOBODY, session)
+    actions.task_update(caller, 3, plan=plan, status="in_progress", owner="alice")
     assert session.claimed_as(plan, 3) == "alice"
-    actions.task_update(session, 3, plan=plan, status="completed")
+    actions.task_update(caller, 3, plan=plan, status="completed")
     assert session.claimed_as(plan, 3) is None
     for i in range(MAX_CLAIMS_KEPT + 5):
         session.keep_claim(plan, 100 + i, f"o{i}")

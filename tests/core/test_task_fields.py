@@ -11,6 +11,7 @@ import pytest
 
 from planning_core import Planner, Session, render, rows
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.models import RULES, SETTABLE, TRACKED, UNTRACKED, WIRE, NewTask, Task, TaskPatch, TaskSpec
 from planning_core.outcomes import TaskRow
 from planning_core.store import PlanStore
@@ -156,7 +157,7 @@ def test_tasklist_taskcreate_and_every_board_show_one_row(planner: Planner, stor
     """TaskList's rows, TaskCreate's task, `board --json`, `status --json`, the web board and
     the MCP App's data show each task's row fields alike: one row, made once (rows.py)."""
     name = seed_plan(planner)
-    actions, session = Actions(planner), Session()
+    actions, session = Actions(planner), Caller(NOBODY, Session())
     created = actions.task_create(session, "Write the docs", plan=name, blocked_by=[3], owner="bob").structured()
     listed = {row["id"]: row for row in actions.task_list(session, plan=name).structured()["tasks"]}
     assert listed[created["task"]["id"]] == created["task"]

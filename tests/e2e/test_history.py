@@ -14,7 +14,6 @@ from mcp import Client
 from mcp.types import Implementation
 
 from planning_core import Planner
-from planning_core.history import acting_as
 from planning_core.stores.files import FileStore
 from planning_core.timeline import HISTORY_HEADING
 from tests.support.mcp import server_params, text_of
@@ -56,9 +55,8 @@ def test_taskget_and_resume_over_stdio(tmp_path: Path) -> None:
 def test_the_log_command_pages_newest_first(tmp_path: Path) -> None:
     root = tmp_path / "root"
     plan = _seeded(root)
-    with acting_as("me"):
-        for k in range(4):
-            Planner(FileStore(root)).create_task(plan, f"extra {k}")
+    for k in range(4):
+        Planner(FileStore(root)).create_task(plan, f"extra {k}", by="me")
     first = run_cli(["log", "add-auth", "--root", str(root), "--limit", "3"])
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
@@ -84,8 +82,7 @@ def test_session_start_says_what_happened_since_the_session_was_here(tmp_path: P
     payload = json.dumps({"session_id": "s-1", "hook_event_name": "PostToolUse", "tool_name": "Bash"})
     done = run_cli_with_input(["hook", "--root", str(root)], payload)
     assert done.returncode == 0
-    with acting_as("other"):
-        Planner(FileStore(root)).update_task(plan, 3, status="completed")
+    Planner(FileStore(root)).update_task(plan, 3, status="completed", by="other")
     start = json.dumps({"session_id": "s-1", "hook_event_name": "SessionStart", "source": "resume"})
     said = json.loads(run_cli_with_input(["hook", "--root", str(root)], start).stdout)
     context = said["hookSpecificOutput"]["additionalContext"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from planning_core import Planner
+from planning_core.caller import NOBODY
 from planning_core.stores.files import FileStore
 
 PLAN_DATE = "2026-05-28"
@@ -61,14 +62,17 @@ def plan_create_args(blockers: Sequence[Sequence[int]] = DIAMOND) -> dict[str, A
     }
 
 
-def seed_plan(planner: Planner, blockers: Sequence[Sequence[int]] = DIAMOND, *, in_progress: bool = True) -> str:
-    """Create the seed plan, finish #1 and #2, start #3 under alice (unless told not to)."""
-    name = planner.create_plan(**plan_create_args(blockers)).name
+def seed_plan(
+    planner: Planner, blockers: Sequence[Sequence[int]] = DIAMOND, *, in_progress: bool = True, by: str = NOBODY
+) -> str:
+    """Create the seed plan, finish #1 and #2, start #3 under alice (unless told not to);
+    `by`: the writer the history names."""
+    name = planner.create_plan(**plan_create_args(blockers), by=by).name
     assert name.startswith(PLAN_NAME), name  # the contract's name (-2 on a second seed)
-    planner.update_task(name, 1, status="completed")
-    planner.update_task(name, 2, status="completed")
+    planner.update_task(name, 1, status="completed", by=by)
+    planner.update_task(name, 2, status="completed", by=by)
     if in_progress:
-        planner.update_task(name, 3, status="in_progress", owner="alice")
+        planner.update_task(name, 3, status="in_progress", owner="alice", by=by)
     return name
 
 

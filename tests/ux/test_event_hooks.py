@@ -17,6 +17,7 @@ from mcp import Client
 
 from planning_core import Planner, Session, TaskStatus
 from planning_core.actions import Actions
+from planning_core.caller import NOBODY, Caller
 from planning_core.errors import CompletionRefused
 from planning_core.events import EventHooks, HookConfigError, parse_config
 from planning_core.stores.files import FileStore
@@ -46,7 +47,7 @@ def test_task_completed_exit_2_refuses_with_its_stderr(root: Path, seeded: str, 
     a = actions(root, {"TaskCompleted": [{"command": cmd, "timeout": 10}]})
     before = (root / "todo" / PLAN_NAME / "task_3.json").read_bytes()
     with pytest.raises(CompletionRefused) as e:
-        a.task_update(Session(), 3, status="completed")
+        a.task_update(Caller(NOBODY, Session()), 3, status="completed")
     assert "FAILED tests/test_login.py::test_bad_password" in str(e.value)
     assert "#3" in str(e.value) and "not marked completed" in str(e.value)
     assert (root / "todo" / PLAN_NAME / "task_3.json").read_bytes() == before  # untouched
@@ -66,7 +67,9 @@ def test_task_completed_exit_2_refuses_with_its_stderr(root: Path, seeded: str, 
 def test_task_completed_exit_0_allows_and_env_is_set(root: Path, seeded: str, tmp_path: Path) -> None:
     seen = tmp_path / "env.txt"
     cmd = f'echo "$PLANNING_MCP_EVENT $PLANNING_MCP_PLAN $PLANNING_MCP_TASK_ID" > {seen}; echo noise'
-    out = actions(root, {"TaskCompleted": [{"command": cmd}]}).task_update(Session(), "#3", status="completed")
+    out = actions(root, {"TaskCompleted": [{"command": cmd}]}).task_update(
+        Caller(NOBODY, Session()), "#3", status="completed"
+    )
     assert out.text.startswith("Updated task #3 status")
     assert status(root, 3) is TaskStatus.COMPLETED
     assert seen.read_text().split() == ["TaskCompleted", PLAN_NAME, "3"]
@@ -75,13 +78,13 @@ def test_task_completed_exit_0_allows_and_env_is_set(root: Path, seeded: str, tm
 def test_refusal_message_falls_back_to_stdout(root: Path, seeded: str) -> None:
     a = actions(root, {"TaskCompleted": [{"command": "echo '2 failed, 10 passed'; exit 2"}]})
     with pytest.raises(CompletionRefused, match="2 failed, 10 passed"):
-        a.task_update(Session(), 3, status="completed")
+        a.task_update(Caller(NOBODY, Session()), 3, status="completed")
 
 
 def test_task_completed_crash_allows_and_logs(root: Path, seeded: str, caplog: pytest.LogCaptureFixture) -> None:
     a = actions(root, {"TaskCompleted": [{"command": "echo 'boom' >&2; exit 1"}, {"command": "no-such-cmd-xyz"}]})
     with caplog.at_level(logging.WARNING):
-        a.task_update(Session(), 3, status="completed")
+        a.task_update(Caller(NOBODY, Session()), 3, status="completed")
     assert status(root, 3) is TaskStatus.COMPLETED
     assert "exited 1" in caplog.text and "boom" in caplog.text and "completion allowed" in caplog.text
 
@@ -92,7 +95,7 @@ def test_task_completed_timeout_refuses_and_kills_the_whole_group(root: Path, se
     a = actions(root, {"TaskCompleted": [{"command": cmd, "timeout": 0.5}]})
     started = time.monotonic()
     with pytest.raises(CompletionRefused, match=r"did not finish within 0.5s and was stopped"):
-        a.task_update(Session(), 3, status="completed")
+        a.task_update(Caller(NOBODY, Session()), 3, status="completed")
     assert time.monotonic() - started < bound(5)
     assert status(root, 3) is TaskStatus.IN_PROGRESS
     child = int(pid_file.read_text())
@@ -120,9 +123,9 @@ def alive(pid: int) -> bool:
 def test_no_hook_when_not_completing_or_already_completed(root: Path, seeded: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     a = actions(root, {"TaskCompleted": [{"command": f"touch {marker}; exit 2"}]})
-    a.task_update(Session(), 4, subject="Add logout endpoint (all devices)")
-    a.task_update(Session(), 1, status="completed")  # already completed: nothing to check
-    a.task_update(Session(), 4, status="in_progress")
+    a.task_update(Caller(NOBODY, Session()), 4, subject="Add logout endpoint (all devices)")
+    a.task_update(Caller(NOBODY, Session()), 1, status="completed")  # already completed: nothing to check
+    a.task_update(Caller(NOBODY, Session()), 4, status="in_progress")
     assert not marker.exists()
 
 
@@ -132,7 +135,9 @@ def test_hook_runs_outside_the_plan_lock(root: Path, seeded: str, tmp_path: Path
     cmd = f"touch {started}; while [ ! -e {go} ]; do sleep 0.05; done"
     a = actions(root, {"TaskCompleted": [{"command": cmd, "timeout": 20}]})
     result: list[Any] = []
-    worker = threading.Thread(target=lambda: result.append(a.task_update(Session(), 3, status="completed")))
+    worker = threading.Thread(
+        target=lambda: result.append(a.task_update(Caller(NOBODY, Session()), 3, status="completed"))
+    )
     worker.start()
     try:
         wait_until(started.exists, "the TaskCompleted hook started")  # the handshake: the check is running
@@ -160,7 +165,7 @@ def test_task_created_runs_after_the_write_and_failures_lose_nothing(
         },
     )
     with caplog.at_level(logging.WARNING):
-        out = a.task_create(Session(), "Rate-limit login", "5 per minute", plan=PLAN_NAME)
+        out = a.task_create(Caller(NOBODY, Session()), "Rate-limit login", "5 per minute", plan=PLAN_NAME)
     assert out.text == "Task #5 created successfully: Rate-limit login"
     assert FileStore(root).get_task(PLAN_NAME, 5).subject == "Rate-limit login"
     assert json.loads(log_file.read_text())["task_id"] == 5
@@ -171,7 +176,9 @@ def test_plan_create_fires_task_created_per_task(root: Path, tmp_path: Path) -> 
     log_file = tmp_path / "created.txt"
     FileStore(root).ensure_writable()
     a = actions(root, {"TaskCreated": [{"command": f'echo "$PLANNING_MCP_TASK_ID" >> {log_file}'}]})
-    a.plan_create(Session(), "T", tasks=[{"subject": "a", "description": ""}, {"subject": "b", "description": ""}])
+    a.plan_create(
+        Caller(NOBODY, Session()), "T", tasks=[{"subject": "a", "description": ""}, {"subject": "b", "description": ""}]
+    )
     assert log_file.read_text().split() == ["1", "2"]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import history
+from ...caller import NOBODY
 from ...errors import (
     ArchiveExists,
     PlanArchived,
@@ -220,7 +221,7 @@ class FileStore:
     # -- writing ------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def transaction(self, name: str) -> Iterator[FileTransaction]:
+    def transaction(self, name: str, by: str = NOBODY) -> Iterator[FileTransaction]:
         path, archived = self._folder(name)
         if archived:
             raise PlanArchived(name)
@@ -230,7 +231,7 @@ class FileStore:
                 if not is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
-                txn = FileTransaction(name, path, self.cache)
+                txn = FileTransaction(name, path, self.cache, by)
                 # Under the lock the store's view is the plan as it is (its index reads every change first).
                 txn.shared_view = lambda: self.view(name)
                 yield txn
@@ -242,7 +243,7 @@ class FileStore:
                 raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name) from None
             raise StorageError(f"the lock file {name}/{LOCK}", str(e)) from None  # a symlink, read-only
 
-    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task], by: str = NOBODY) -> str:
         """Build the folder under a hidden temp name, then rename it into place."""
         try:
             if not self.todo.is_dir():  # the first plan in a root that prepare left to be made
@@ -251,7 +252,7 @@ class FileStore:
             raise StorageError(f"the plan folder {self.todo}", e.strerror or str(e)) from None
         docs = {t.id: t.to_json().encode() for t in tasks}
         try:
-            first_log = historylog.first_log(history.plan_created(len(tasks)))
+            first_log = historylog.first_log(history.plan_created(len(tasks), by))
             with staged_plan_folder(self.todo, plan_md, docs, max(docs, default=0), first_log) as staging:
                 name = claim_plan_name(date, slug, lambda name: self._move_in(staging, name))
             atomic.fsync_dir(self.todo)
@@ -271,15 +272,15 @@ class FileStore:
             raise
         return True
 
-    def archive(self, name: str, check: PlanArchiveCheck) -> str:
-        with self.transaction(name) as txn:
+    def archive(self, name: str, check: PlanArchiveCheck, by: str = NOBODY) -> str:
+        with self.transaction(name, by) as txn:
             check(txn.snapshot())
             target = self.done / name
             if target.exists():
                 raise ArchiveExists(name)
             try:
                 self.done.mkdir(parents=True, exist_ok=True)
-                historylog.log_archive(os.fspath(txn.path), history.archived())
+                historylog.log_archive(os.fspath(txn.path), history.archived(by))
                 os.rename(txn.path, target)
                 self.cache.forget(txn.path)
                 atomic.fsync_dir(self.todo)
@@ -301,7 +302,7 @@ class FileStore:
                     removed += 1
         return removed
 
-    def recover(self) -> list[str]:
+    def recover(self, by: str = NOBODY) -> list[str]:
         """After a crash: drop abandoned PlanCreate staging folders and temp files, drop
         links to tasks that have no file, mirror blocks from blockedBy; and what a git merge
         changed (renumbered ids), once. Never fatal."""
@@ -309,7 +310,7 @@ class FileStore:
         self.clean_staging()
         for name in self.active_plans():
             try:
-                repaired = self.repair(name)
+                repaired = self.repair(name, by)
             except (PlanningError, OSError) as e:
                 lines.append(f"could not check plan {name}: {e}")
                 continue
@@ -342,12 +343,12 @@ class FileStore:
         found = (e for n in self.active_plans() for e in historylog.since(n, f"{todo}/{n}", since, limit))
         return history.newest(found, limit)
 
-    def repair(self, name: str) -> Repair:
+    def repair(self, name: str, by: str = NOBODY) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no
         file (an unreadable file is not missing: links to it stay), and rewrite `blocks`
         lists that disagree with `blockedBy` (the source of truth)."""
         done = Repair()
-        with self.transaction(name) as txn:
+        with self.transaction(name, by) as txn:
             for entry in os.scandir(txn.path):
                 if atomic.is_temp(entry.name) and entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)

@@ -10,7 +10,6 @@ from pathlib import Path
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
-from ...history import Entry
 from ...models import Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
@@ -24,8 +23,8 @@ from .taskload import load_task
 class FileTransaction(StagedTransaction):
     """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
 
-    def __init__(self, name: str, path: Path, cache: FolderCache) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, path: Path, cache: FolderCache, by: str) -> None:
+        super().__init__(name, by)
         self.path = path
         self._cache = cache  # the store's parsed files, brought up to date by each scan
         self._high: int | None = None
@@ -137,11 +136,11 @@ class FileTransaction(StagedTransaction):
             self._mark_covered = False
 
     def _write(self, writes: list[tuple[str, bytes]], removals: list[str]) -> None:
-        events = self.staged_events()
-        if events:  # the change and its history entry, as one (historylog.py)
+        entry = self.staged_entry()
+        if entry is not None:  # the change and its history entry, as one (historylog.py)
             # A mark the files on disk cover needs no sync of its own (RELIABILITY.md).
             lazy = (os.path.join(os.fspath(self.path), HIGHWATERMARK),) if self._mark_covered else ()
-            historylog.commit_logged(os.fspath(self.path), Entry.now(events), writes, removals, lazy)
+            historylog.commit_logged(os.fspath(self.path), entry, writes, removals, lazy)
             return
         if writes:
             atomic.replace_many(writes)

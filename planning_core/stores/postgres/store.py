@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from ... import history as plan_history
+from ...caller import NOBODY
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanNotFound, TaskNotFound
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
@@ -201,30 +202,30 @@ class PostgresStore:
         return head
 
     @contextlib.contextmanager
-    def _writing(self, name: str) -> Iterator[PostgresTransaction]:
+    def _writing(self, name: str, by: str) -> Iterator[PostgresTransaction]:
         check_plan_name(name)
         self.prepare()
         with self.db.write(f"writing plan {name}", lambda conn: self._lock(conn, name)) as (conn, head):
             if head.archived:
                 raise PlanArchived(name)
             locked = self.cache.load(conn, head)
-            txn = PostgresTransaction(conn, head, locked)
+            txn = PostgresTransaction(conn, head, locked, by)
             txn.shared_view = lambda: self.view_of(head, locked)  # the plan as locked: this version's view
             yield txn
             fresh = txn.flush()
         if fresh is not None:
             self.cache.keep(name, fresh)  # committed: the next read here needs no query
 
-    def transaction(self, name: str) -> contextlib.AbstractContextManager[PostgresTransaction]:
-        return self._writing(name)
+    def transaction(self, name: str, by: str = NOBODY) -> contextlib.AbstractContextManager[PostgresTransaction]:
+        return self._writing(name, by)
 
-    def archive(self, name: str, check: PlanArchiveCheck) -> str:
-        with self._writing(name) as txn:
+    def archive(self, name: str, check: PlanArchiveCheck, by: str = NOBODY) -> str:
+        with self._writing(name, by) as txn:
             check(txn.snapshot())
             txn.archiving = True
         return name
 
-    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task]) -> str:
+    def create_plan(self, date: str, slug: str, plan_md: str, tasks: list[Task], by: str = NOBODY) -> str:
         """The plan row and every task in one transaction: all or nothing. The name is the
         first of <date>-<slug>, <date>-<slug>-2, ... that no plan (active or archived) has."""
         self.prepare()
@@ -242,7 +243,7 @@ class PostgresStore:
 
             name = claim_plan_name(date, slug, claim)
             write_tasks(conn, name, docs, 1)
-            history.record(conn, name, 1, plan_history.plan_created(len(tasks)))
+            history.record(conn, name, 1, plan_history.plan_created(len(tasks), by))
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, name))
         return name
 

@@ -24,8 +24,8 @@ from .schema import CHANNEL, PLANS, TASKS
 
 
 class PostgresTransaction(MarkedTransaction):
-    def __init__(self, conn: Conn, head: Head, tasks: Parsed) -> None:
-        super().__init__(head.name, max(head.high_water, max(tasks.entries, default=0)))
+    def __init__(self, conn: Conn, head: Head, tasks: Parsed, by: str) -> None:
+        super().__init__(head.name, max(head.high_water, max(tasks.entries, default=0)), by)
         self._conn = conn
         self._head = head
         self._parsed = tasks
@@ -83,10 +83,9 @@ class PostgresTransaction(MarkedTransaction):
         if not self._staged and not self._issued and not self.archiving:
             return None  # nothing written: no version moves, nobody is told
         version = self._head.version + 1
-        events = self.staged_events()
+        entry = self.staged_entry() or (archived_entry(self.by) if self.archiving else None)
         docs = {i: t.to_json() for i, t in self._staged.items() if t is not None}
         gone = [i for i, t in self._staged.items() if t is None]
-        entry = Entry.now(events) if events else (archived_entry() if self.archiving else None)
         self._conn.execute(*self._write_statement(version, docs, gone, entry))
         # Each task as a reader will get it: parsed back from the document written.
         changes: dict[int, Task | CorruptFile | None] = {i: parsed(i, doc) for i, doc in docs.items()}
