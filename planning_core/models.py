@@ -247,6 +247,11 @@ def label_problem(label: Any, where: str) -> str | None:
     return safetext.problem(label, where)
 
 
+def _unique(value: list[Any]) -> list[Any]:
+    """Each item once, in the order given."""
+    return list(dict.fromkeys(value))
+
+
 def check_labels(value: Any, field: str) -> list[str]:
     """A task's labels, each once, in the order given; [] (or nothing) for none."""
     if value is None:
@@ -255,11 +260,31 @@ def check_labels(value: Any, field: str) -> list[str]:
         raise InvalidInput(f'{field} must be a list of labels, e.g. ["ui", "bug"]. Nothing was changed.')
     if len(value) > MAX_LABELS:
         raise InvalidInput(f"{field} lists {len(value)} labels; at most {MAX_LABELS}. Nothing was changed.")
-    for i, label in enumerate(value):
-        reason = label_problem(label, f"{field}[{i}]")
+    reason = items_problem(value, field, label_problem)
+    if reason:
+        raise InvalidInput(reason + " Nothing was changed.")
+    return _unique(value)
+
+
+def items_problem(values: list[Any], field: str, problem: Callable[[Any, str], str | None]) -> str | None:
+    """The first item's problem in a list field (`<field>[<i>]`: `problem`'s), or None: the one
+    walk of a list for TaskCreate, TaskUpdate and PlanCreate's tasks alike."""
+    return next((r for i, item in enumerate(values) if (r := problem(item, f"{field}[{i}]"))), None)
+
+
+def plan_items(
+    problem: Callable[[Any, str], str | None], kept: Callable[[list[Any]], list[Any]]
+) -> Callable[[list[Any], ValidationInfo], list[Any]]:
+    """A list field's item rule as a pydantic check for PlanCreate's tasks (pydantic checks the
+    count): the same problem as TaskCreate's, the same values kept."""
+
+    def check(value: list[Any], info: ValidationInfo) -> list[Any]:
+        reason = items_problem(value, to_camel(info.field_name or "items"), problem)
         if reason:
-            raise InvalidInput(reason + " Nothing was changed.")
-    return list(dict.fromkeys(value))
+            raise ValueError(reason)
+        return kept(value)
+
+    return check
 
 
 def check_parent(value: Any, field: str) -> int | None:
@@ -268,16 +293,6 @@ def check_parent(value: Any, field: str) -> int | None:
     if value is None or (value == NO_PARENT and type(value) is int):
         return None
     return parse_task_id(value)
-
-
-def _plan_labels(value: list[str], info: ValidationInfo) -> list[str]:
-    """check_labels as a pydantic check (pydantic checks the count)."""
-    field = to_camel(info.field_name or "labels")
-    for i, label in enumerate(value):
-        reason = label_problem(label, f"{field}[{i}]")
-        if reason:
-            raise ValueError(reason)
-    return list(dict.fromkeys(value))
 
 
 PRIORITY_RULE = FieldRule(
@@ -291,7 +306,11 @@ PRIORITY_RULE = FieldRule(
 )
 LABELS_RULE = FieldRule(
     check=check_labels,
-    in_plan=Annotated[list[str], Field(default_factory=list, max_length=MAX_LABELS), AfterValidator(_plan_labels)],
+    in_plan=Annotated[
+        list[str],
+        Field(default_factory=list, max_length=MAX_LABELS),
+        AfterValidator(plan_items(label_problem, _unique)),
+    ],
     tool=list[StrictStr],
     board=True,
 )
@@ -356,20 +375,14 @@ def check_acceptance(value: Any, field: str) -> list[str]:
         raise InvalidInput(f'{field} must be a list of short sentences, e.g. ["returns 401"]. Nothing was changed.')
     if len(value) > MAX_CRITERIA:
         raise InvalidInput(f"{field} lists {len(value)} criteria; at most {MAX_CRITERIA}. Nothing was changed.")
-    for i, item in enumerate(value):
-        reason = criterion_problem(item, f"{field}[{i}]")
-        if reason:
-            raise InvalidInput(reason + " Nothing was changed.")
-    return list(dict.fromkeys(item.strip() for item in value))
+    reason = items_problem(value, field, criterion_problem)
+    if reason:
+        raise InvalidInput(reason + " Nothing was changed.")
+    return _criteria_kept(value)
 
 
-def _plan_acceptance(value: list[Any], info: ValidationInfo) -> list[str]:
-    """check_acceptance as a pydantic check (pydantic checks the count)."""
-    field = to_camel(info.field_name or "acceptance")
-    for i, item in enumerate(value):
-        reason = criterion_problem(item, f"{field}[{i}]")
-        if reason:
-            raise ValueError(reason)
+def _criteria_kept(value: list[str]) -> list[str]:
+    """Each criterion once, stripped, in the order given."""
     return list(dict.fromkeys(item.strip() for item in value))
 
 
@@ -390,7 +403,9 @@ ACCEPTANCE_RULE = FieldRule(
     check=check_acceptance,
     # Items untyped in the schema (tools/list is read every turn): each is checked here.
     in_plan=Annotated[
-        list[Any], Field(default_factory=list, max_length=MAX_CRITERIA), AfterValidator(_plan_acceptance)
+        list[Any],
+        Field(default_factory=list, max_length=MAX_CRITERIA),
+        AfterValidator(plan_items(criterion_problem, _criteria_kept)),
     ],
     tool=list[Any],
     board=True,
