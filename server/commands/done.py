@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from planning_core import Planner, PlanningError
 from planning_core.done import work_left
@@ -51,20 +52,25 @@ def _open(choice: StoreChoice) -> PlanStore:
     return open_for_writing(choice)
 
 
-def _open_or_say(choice: StoreChoice) -> PlanStore | None:
-    """The store, or None once the reason it cannot be opened is on stderr."""
+def _run_on_store(choice: StoreChoice, work: Callable[[PlanStore], int]) -> int:
+    """work's exit code on the opened store, or EXIT_CONFIG once the reason the store cannot
+    be opened, or work failed, is on stderr."""
     try:
-        return _open(choice)
+        store = _open(choice)
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
-        return None
+        return EXIT_CONFIG
+    try:
+        return work(store)
+    except PlanningError as e:
+        print(f"planning-mcp: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    finally:
+        store.close()
 
 
 def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
-    store = _open_or_say(choice)
-    if store is None:
-        return EXIT_CONFIG
-    try:
+    def approve(store: PlanStore) -> int:
         planner = Planner(store)
         plan = planner.resolve(args.plan)
         change = planner.approve(plan, args.task, by=command_writer(args.command))
@@ -73,11 +79,8 @@ def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
         lines += updated_text(change.task_id, change.changed, change.unblocked, change.all_done).split("\n")[1:]
         print("\n".join(lines))
         return EXIT_OK
-    except PlanningError as e:
-        print(f"planning-mcp: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    finally:
-        store.close()
+
+    return _run_on_store(choice, approve)
 
 
 def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
@@ -87,10 +90,8 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    store = _open_or_say(choice)
-    if store is None:
-        return EXIT_CONFIG
-    try:
+
+    def check_done(store: PlanStore) -> int:
         planner = Planner(store)
         names = [planner.resolve(args.plan)] if args.plan else store.active_plans()
         lines = []
@@ -104,8 +105,5 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
             lines.append(left.line)
         print(lines[0] if len(lines) == 1 else f"All {len(lines):,} active plans are done (none is left).")
         return EXIT_OK
-    except PlanningError as e:
-        print(f"planning-mcp: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    finally:
-        store.close()
+
+    return _run_on_store(choice, check_done)
