@@ -41,26 +41,42 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class BearerAuth:
+class HttpWrapper:
+    """ASGI wrapper that acts on HTTP requests (`http`) and passes every other scope (the
+    server's lifespan) to the app it wraps unchanged."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Any, receive: Any, send: Any) -> None:
+        raise NotImplementedError
+
+
+class BearerAuth(HttpWrapper):
     """ASGI wrapper: 401 for any HTTP request without `Authorization: Bearer <token>`."""
 
     def __init__(self, app: Any, token: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
-                return
+    async def http(self, scope: Any, receive: Any, send: Any) -> None:
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        if not hmac.compare_digest(given, self.expected):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+            return
         await self.app(scope, receive, send)
 
 

@@ -28,6 +28,8 @@ from mcp.server.streamable_http import (
 )
 from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
 
+from ..common.exposure import HttpWrapper
+
 # A replay serves a client that reconnects within seconds, so a few dozen events a stream is
 # plenty: a POST's stream holds a priming event, its answer and any progress on the way; the GET
 # stream holds notifications. The cap keeps one chatty stream (a session that subscribed and then
@@ -53,16 +55,10 @@ class _Owner:
 _owner: ContextVar[_Owner | None] = ContextVar("planning_mcp_stream_owner", default=None)
 
 
-class SessionScope:
+class SessionScope(HttpWrapper):
     """ASGI wrapper that tells the event store which session each HTTP request belongs to."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Any, receive: Any, send: Any) -> None:
         given = dict(scope["headers"]).get(SESSION_HEADER)
         owner = _Owner(given.decode("latin-1") if given is not None else None)
         reset = _owner.set(owner)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..common.exposure import BearerAuth, bind, check_token, security_for, url_host
+from ..common.exposure import BearerAuth, HttpWrapper, bind, check_token, security_for, url_host
 
 if TYPE_CHECKING:  # the SDK loads only when serving (the CLI's other commands start fast)
     from mcp.server.mcpserver import MCPServer
@@ -20,19 +20,13 @@ Transport = Literal["http", "sse"]
 FINAL_BODY = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
-class WholeResponses:
+class WholeResponses(HttpWrapper):
     """ASGI wrapper: each HTTP response is started once and always completed. The SDK's SSE
     endpoint (mcp 2.3.0, python-sdk #883) sends a second http.response.start after its stream,
     and a stream ended by shutdown has no final body: uvicorn logged a RuntimeError traceback
     (SSE) or "returned without completing response" (an HTTP GET stream) on every Ctrl+C."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Any, receive: Any, send: Any) -> None:
         started = done = False
 
         async def once(message: Any) -> None:
