@@ -17,6 +17,14 @@ from pathlib import Path
 from bench import hook_timing
 from bench.hook_timing import BARE, Figures
 
+SECTION = hook_timing.Section(
+    "bench.prompt_hook",
+    "Claude Code's prompt and tool-call hooks: what each call waits",
+    "planning-mcp hook <event>",
+    "The goal:",
+    "hook",
+)
+
 
 def measure(runs: int, tasks: int) -> Figures:
     env = hook_timing.hook_env()
@@ -35,17 +43,5 @@ def measure(runs: int, tasks: int) -> Figures:
     return hook_timing.figures(results)
 
 
-def section(figures: Figures, runs: int, tasks: int) -> str:
-    """BENCHMARKS.md's section for these figures."""
-    return hook_timing.section(
-        "Claude Code's prompt and tool-call hooks: what each call waits",
-        f"python -m bench.prompt_hook --runs {runs} --tasks {tasks}",
-        "planning-mcp hook <event>",
-        "The goal:",
-        "hook",
-        figures,
-    )
-
-
 if __name__ == "__main__":
-    hook_timing.main(__doc__ or "", measure, section, runs=40)
+    hook_timing.main(__doc__ or "", measure, SECTION, runs=40)

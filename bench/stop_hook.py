@@ -19,6 +19,14 @@ from pathlib import Path
 from bench import hook_timing
 from bench.hook_timing import BARE, Figures
 
+SECTION = hook_timing.Section(
+    "bench.stop_hook",
+    "Claude Code's Stop hook: what one stop costs",
+    "planning-mcp hook Stop",
+    "What the hook itself decides is the difference to a project with no planning folder; the goal:",
+    "stop",
+)
+
 
 def measure(runs: int, tasks: int) -> Figures:
     env = {**hook_timing.hook_env(), "PLANNING_MCP_STOP_BLOCKS": "3"}
@@ -43,17 +51,5 @@ def measure(runs: int, tasks: int) -> Figures:
     return hook_timing.figures(results)
 
 
-def section(figures: Figures, runs: int, tasks: int) -> str:
-    """BENCHMARKS.md's section for these figures."""
-    return hook_timing.section(
-        "Claude Code's Stop hook: what one stop costs",
-        f"python -m bench.stop_hook --runs {runs} --tasks {tasks}",
-        "planning-mcp hook Stop",
-        "What the hook itself decides is the difference to a project with no planning folder; the goal:",
-        "stop",
-        figures,
-    )
-
-
 if __name__ == "__main__":
-    hook_timing.main(__doc__ or "", measure, section, runs=30)
+    hook_timing.main(__doc__ or "", measure, SECTION, runs=30)
