@@ -8,6 +8,7 @@ forwards arguments.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -18,8 +19,8 @@ from . import gates, queries, render, timeline, update
 from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
-from .models import NewTask, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
-from .names import check_plan_name, parse_task_id
+from .models import NewTask, PlanSummary, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
+from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
     PlanCreated,
@@ -32,6 +33,7 @@ from .outcomes import (
 )
 from .pages import Pages
 from .planner import Planner, TaskChange
+from .queries import TaskPage
 from .rows import task_row
 from .store import PlanFolders
 from .verification import Progress, StillRunning, Verifier
@@ -188,35 +190,32 @@ class Actions:
         patch = patch if patch is not None else TaskPatch(**changes)
         name = self._plan(caller, plan)
         self._check_names(patch.get("acceptance"))
+        aim = update.target(task_id, patch)  # the next-claim rule, decided once for the call
         if patch.status == TaskStatus.COMPLETED.value and self.hooks is not None and self.hooks.has("TaskCompleted"):
             # Before the write and outside the plan's lock: a slow check blocks no other writer.
-            update.is_next_claim(task_id, patch)  # "next" here is refused as such, not as a bad id
-            current = self.planner.get_task(name, task_id)
+            current = self.planner.get_task(name, aim.task_id)
             if current.status is not TaskStatus.COMPLETED:
                 payload = self._payload(name, current, patch.get("subject"), patch.get("owner"))
                 self.hooks.check_completion(payload)
-        known_as = self._known_as(caller, name, task_id, patch)
-        verified = self._verified(name, task_id, patch, progress, known_as, caller.who)
+        known_as = self._known_as(caller, name, aim, patch)
+        verified = self._verified(name, aim, patch, progress, known_as, caller.who)
         if isinstance(verified, StillRunning):
             data = TaskUpdated(plan=name, task_id=verified.task_id, changed=[], status=verified.status)
             return Outcome(verified.text, data)
         change = verified or self.planner.update_task(
-            name, task_id, patch, known_as=known_as, author=caller.session.known_as(), by=caller.who
+            name, aim, patch, known_as=known_as, author=caller.session.known_as(), by=caller.who
         )
         _keep_claim(caller, name, patch, change)
         todo_reset = (change.started or change.completed) and caller.session.todo.clear()
-        claimed = change.task if change.task is not None and update.is_next_claim(task_id, patch) else None
+        claimed = change.task if change.task is not None and aim.next_claim else None
         return _updated(name, change, todo_reset, claimed)
 
     @staticmethod
-    def _known_as(caller: Caller, plan: str, task_id: Any, patch: TaskPatch) -> str | None:
+    def _known_as(caller: Caller, plan: str, aim: update.Target, patch: TaskPatch) -> str | None:
         """The owner an update naming none is known by: its session's claim of the task."""
-        if patch.get("owner"):
+        if patch.get("owner") or aim.next_claim:
             return None
-        try:
-            return caller.session.claimed_as(plan, parse_task_id(task_id))
-        except PlanningError:
-            return None  # "next", or an id the planner refuses in its own words
+        return caller.session.claimed_as(plan, aim.task_id)
 
     def waits_for_person(self, caller: Caller, task_id: Any, plan: str | None = None) -> Task | None:
         """The task, when it is unfinished and waits for a person's approval (gates.py)."""
@@ -229,12 +228,12 @@ class Actions:
         return _updated(name, self.planner.approve(name, task_id, by=caller.who), False)
 
     def _verified(
-        self, plan: str, task_id: Any, patch: TaskPatch, progress: Progress | None, known_as: str | None, by: str
+        self, plan: str, aim: update.Target, patch: TaskPatch, progress: Progress | None, known_as: str | None, by: str
     ) -> TaskChange | StillRunning | None:
         """A completion of a task that names checks, made once they pass (verification.py)."""
         if patch.status != TaskStatus.COMPLETED.value or self.verifier is None:
             return None
-        return self.verifier.complete(plan, task_id, patch, progress, known_as, by)
+        return self.verifier.complete(plan, aim.task_id, patch, progress, known_as, by)
 
     def task_list(
         self,
@@ -251,6 +250,32 @@ class Actions:
         query = queries.page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
         page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
+
+    # -- what the server reads besides the tools (instructions, resources, prompts) ------
+
+    def tasks_page(self, plan: str, query: queries.PageQuery) -> TaskPage:
+        """A page of the plan's board as TaskList reads it (queries.page_of), for the plan
+        resource and the prompts: `query` made once by its caller."""
+        return queries.page_of(self.planner.store.view(plan), query, self.planner.clock())
+
+    def summaries(self) -> list[PlanSummary]:
+        """Every active plan's summary (an unreadable one as unreadable)."""
+        return self.planner.summaries()
+
+    def resolve(self, plan: str | None, current: str | None) -> str:
+        """The plan a call names, or the current one (queries.resolve_plan)."""
+        return self.planner.resolve(plan, current)
+
+    def get_task(self, plan: str, task_id: Any) -> Task:
+        return self.planner.get_task(plan, task_id)
+
+    def has_work(self, current: str | None) -> bool:
+        """Does the current plan (else any active plan) have a task in progress? (reminders)"""
+        return self.planner.has_work_in_progress(current)
+
+    def clock(self) -> dt.datetime:
+        """The time leases are judged at."""
+        return self.planner.clock()
 
     def task_get(self, caller: Caller, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
         name = self._plan(caller, plan)

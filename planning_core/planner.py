@@ -40,7 +40,6 @@ from .models import (
     TaskStatus,
 )
 from .names import check_date, check_slug, parse_task_id, slugify, today
-from .queries import TaskPage
 from .render import render_plan_md
 from .store import PlanStore
 from .verify import Verification
@@ -250,7 +249,8 @@ class Planner:
         """Apply TaskUpdate's changes (a TaskPatch, or its fields as keywords) in one
         transaction: dependencies, then fields, then status, owner and lease. The lease's
         clock is read inside the transaction, so the claim is judged at the moment it
-        holds the plan. taskId "next" claims the best ready task (ranking.py), chosen from
+        holds the plan. `task_id`: an id, "next", or the update.Target its caller decided.
+        taskId "next" claims the best ready task (ranking.py), chosen from
         the plan as read under its lock: claims racing for it get different tasks.
         `by_person`: a person's change (approve), which no gate refuses (gates.py).
         `known_as`: the owner the caller is known as when it names none (its session's claim
@@ -260,8 +260,7 @@ class Planner:
         `verification`: the server's record of the task's checks, written with the change (alone
         when the patch is empty); refused when the task's record is no longer the one it follows."""
         raw = patch if patch is not None else TaskPatch(**changes)
-        next_claim = update.is_next_claim(task_id, raw)
-        tid = 0 if next_claim else parse_task_id(task_id)
+        tid, next_claim = task_id if isinstance(task_id, update.Target) else update.target(task_id, raw)
         p, edges = update.checked(raw)
         pick = update.next_pick(next_claim, raw, p)
         if next_claim:
@@ -362,15 +361,3 @@ class Planner:
             txn.put(other)
         txn.delete(task.id)
         return TaskChange(task_id=task.id, plan=plan, task=task, deleted=True, changed=["deleted"])
-
-    def list_tasks(
-        self,
-        plan: str,
-        status: str | None = None,
-        owner: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        label: str | None = None,
-        parent: object = None,
-    ) -> TaskPage:
-        return queries.list_tasks(self.store, plan, status, owner, limit, cursor, self.clock(), label, parent)

@@ -51,22 +51,6 @@ def resolve_plan(store: PlanStore, plan: str | None, current: str | None = None)
     raise NoCurrentPlan(active)
 
 
-def list_tasks(
-    store: PlanStore,
-    plan: str,
-    status: str | None = None,
-    owner: str | None = None,
-    limit: int | None = None,
-    cursor: str | None = None,
-    now: dt.datetime | None = None,
-    label: str | None = None,
-    parent: object = None,
-) -> TaskPage:
-    """`now`: the time leases are judged at (the planner's clock; default the server's)."""
-    query = page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
-    return page_of(store.view(plan), query, now)
-
-
 class PageQuery(NamedTuple):
     """A TaskList query, checked: the page's size and the id it starts after."""
 

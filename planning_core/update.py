@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic.alias_generators import to_camel
 
@@ -49,6 +49,7 @@ from .models import (
     label_problem,
     metadata_size,
 )
+from .names import parse_task_id
 
 MAX_LEASE_SECONDS = 86_400  # a day: a longer claim is better held without a lease
 # The longest a claim of the next task waits for one to become ready (waitSeconds): under
@@ -156,6 +157,21 @@ def is_next_claim(task_id: object, p: TaskPatch) -> bool:
     if others:
         raise NextClaimMisused("it also asks to change " + ", ".join(sorted(to_camel(name) for name in others)))
     return True
+
+
+class Target(NamedTuple):
+    """The task a TaskUpdate names: its id, or 0 for a claim of the next task (the best
+    ready one, chosen under the plan's lock)."""
+
+    task_id: int
+    next_claim: bool
+
+
+def target(task_id: object, p: TaskPatch) -> Target:
+    """The task `task_id` names, the next-claim rule (is_next_claim) decided: once a call,
+    by its first layer (Actions.task_update, else Planner.update_task)."""
+    next_claim = is_next_claim(task_id, p)
+    return Target(0 if next_claim else parse_task_id(task_id), next_claim)
 
 
 def next_pick(next_claim: bool, raw: TaskPatch, p: TaskPatch) -> ranking.Pick:

@@ -112,7 +112,7 @@ class Verifier:
     def complete(
         self,
         plan: str,
-        task_id: Any,
+        task_id: int,
         patch: TaskPatch,
         progress: Progress | None = None,
         known_as: str | None = None,
@@ -120,9 +120,8 @@ class Verifier:
     ) -> TaskChange | StillRunning | None:
         """Complete the task after its checks pass (see the module). None: it names no check
         (or is completed already): the caller completes it as usual. `known_as` and `by`: as
-        for Planner.update_task."""
-        if update.is_next_claim(task_id, patch):
-            return None
+        for Planner.update_task. `task_id`: a task's (a claim of the next task is never a
+        completion)."""
         task = self.planner.get_task(plan, task_id)
         names = named_checks(update.checked(patch)[0].values.get("acceptance", task.acceptance))
         if task.status is TaskStatus.COMPLETED or not names:

@@ -51,7 +51,7 @@ plans://active or call PlanList and TaskList."""
 
 
 def instructions(state: AppState) -> str:
-    return f"{USAGE}{checks_line(state)}\n\n{active_plans_block(state.planner.summaries())}"
+    return f"{USAGE}{checks_line(state)}\n\n{active_plans_block(state.actions.summaries())}"
 
 
 def checks_line(state: AppState) -> str:
@@ -84,7 +84,7 @@ def build_server(
         store = open_store(store, lock_timeout=lock_timeout)
     planner = Planner(store)
     verifier = Verifier(planner, CheckFile.of_root(store.root if isinstance(store, PlanFolders) else None))
-    state = AppState(store=store, planner=planner, actions=Actions(planner, hooks, verifier))
+    state = AppState(store=store, actions=Actions(planner, hooks, verifier))
 
     # The SDK enters the lifespan once per run: several in-memory clients (or SSE
     # connections) of one server object each start one. One watcher notifies every

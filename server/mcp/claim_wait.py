@@ -73,7 +73,7 @@ async def claim(ctx: Context, attempt: Attempt, wait_seconds: object, task_id: o
             assert isinstance(refusal, NothingReady)
             wake_by = deadline
             if refusal.wake_at is not None:
-                lease = (refusal.wake_at - state.planner.clock()).total_seconds() + LEASE_SLACK
+                lease = (refusal.wake_at - state.actions.clock()).total_seconds() + LEASE_SLACK
                 wake_by = min(wake_by, time.monotonic() + max(lease, 0.0))
             await _wait(ctx, moved, wake_by, start, seconds)
 

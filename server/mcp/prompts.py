@@ -11,10 +11,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, InputRequiredResult
 
 from planning_core import PlanningError, timeline
+from planning_core.queries import PageQuery
 
 from . import sdk
 from .resources import active_text, plan_text
 from .state import AppState, app_state, session_key
+
+READY_SHOWN = 20  # ready tasks the resume prompt lists per plan
 
 PLAN_MODE = """You are in plan mode: plan only, change nothing yet.
 
@@ -60,7 +63,7 @@ def _ready_lines(state: AppState) -> str:
     lines = []
     for name in state.store.active_plans():
         try:
-            page = state.planner.list_tasks(name, status="ready", limit=20)
+            page = state.actions.tasks_page(name, PageQuery("ready", None, READY_SHOWN, 0))
         except PlanningError:
             continue
         lines += [f"- {name} #{t.id} {t.subject}" for t in page.tasks]
@@ -117,7 +120,7 @@ def register(server: MCPServer[AppState]) -> None:
 
         def build() -> str:
             try:
-                name = state.planner.resolve(plan, current)
+                name = state.actions.resolve(plan, current)
                 return VERIFY.format(name=name, plan=plan_text(state, name))
             except PlanningError as e:
                 return f"Cannot verify: {e}"

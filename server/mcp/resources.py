@@ -18,7 +18,7 @@ from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
 from planning_core import PlanningError
 from planning_core.errors import InvalidInput, PlanNotFound, TaskNotFound
 from planning_core.mermaid import task_graph
-from planning_core.queries import MAX_PAGE
+from planning_core.queries import MAX_PAGE, PageQuery
 from planning_core.render import active_plans_block, task_board
 
 from . import board_app, sdk
@@ -27,19 +27,19 @@ from .state import AppState, app_state
 
 
 def active_text(state: AppState) -> str:
-    return active_plans_block(state.planner.summaries())
+    return active_plans_block(state.actions.summaries())
 
 
 def plan_text(state: AppState, name: str) -> str:
     md = state.store.read_plan_md(name)
-    page = state.planner.list_tasks(name, limit=MAX_PAGE)
+    page = state.actions.tasks_page(name, PageQuery(None, None, MAX_PAGE, 0))
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
     graph = task_graph(page.tasks, page.unreadable)
     return f"{md.rstrip()}\n\n## Tasks\n\n{board}\n\n```mermaid\n{graph}\n```\n"
 
 
 def task_json(state: AppState, name: str, task_id: str) -> str:
-    return state.planner.get_task(name, task_id).to_json()
+    return state.actions.get_task(name, task_id).to_json()
 
 
 PLAN_MIME = "text/markdown"

@@ -14,7 +14,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from planning_core import Planner, PlanningError, Session
+from planning_core import PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.caller import Caller
 from planning_core.store import PlanStore, SharedSessions
@@ -32,7 +32,6 @@ MAX_SESSIONS = 1_000  # HTTP clients come and go; the least recently used are fo
 @dataclass
 class AppState:
     store: PlanStore
-    planner: Planner
     actions: Actions
     sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
     # The sessions tool calls hold, by key (HeldSession: loaded and locked in the store for
@@ -83,7 +82,7 @@ class AppState:
         return HeldSession(self, key)
 
     def plan_has_work(self, session: Session) -> bool:
-        return self.planner.has_work_in_progress(session.current_plan)
+        return self.actions.has_work(session.current_plan)
 
 
 class HeldSession:

@@ -24,6 +24,7 @@ from planning_core.errors import InvalidInput, NothingReady, PlanningError
 from planning_core.events import EventHooks, parse_config
 from planning_core.ranking import READY_ORDER
 from planning_core.store import PlanStore
+from tests.support.seed import list_tasks
 from tests.support.stores import add_extra_fields, reopened, stored_state, stored_tasks
 from tests.support.waits import bound
 
@@ -52,7 +53,7 @@ def claim_next(planner: Planner, plan: str, owner: str, **extra: Any) -> int:
 
 
 def ready(planner: Planner, plan: str, **query: Any) -> list[int]:
-    return [t.id for t in planner.list_tasks(plan, "ready", **query).tasks]
+    return [t.id for t in list_tasks(planner, plan, "ready", **query).tasks]
 
 
 @pytest.fixture
@@ -247,9 +248,9 @@ def test_ready_is_listed_best_first_across_pages_and_says_so(store: PlanStore, p
     plan = make_plan(planner, [[], [], [], [], [2], [5], [4]])
     add_extra_fields(store, plan, 3, priority=4)
     order = [2, 4, 1, 3]  # #2 has two behind it, #4 one; #1 none; #3 has priority 4
-    first = planner.list_tasks(plan, "ready", limit=2)
+    first = list_tasks(planner, plan, "ready", limit=2)
     assert [t.id for t in first.tasks] == order[:2] and first.next_cursor == "4"
-    rest = planner.list_tasks(plan, "ready", limit=2, cursor=first.next_cursor)
+    rest = list_tasks(planner, plan, "ready", limit=2, cursor=first.next_cursor)
     assert [t.id for t in rest.tasks] == order[2:] and rest.next_cursor is None
     text = Actions(planner).task_list(Caller(NOBODY, Session()), plan, "ready").text
     assert text.splitlines()[1] == f"(ready, {READY_ORDER})"

@@ -14,6 +14,7 @@ import pytest
 from planning_core import Planner
 from planning_core.errors import InvalidInput, NothingReady
 from planning_core.store import PlanStore
+from tests.support.seed import list_tasks
 from tests.support.stores import stored_state
 
 # #1 epic; #2 ui part of #1; #3 backend part of #1 (priority 0); #4 ui, blocked by #2, no
@@ -39,7 +40,7 @@ def claim(planner: Planner, plan: str, owner: str, **pick: Any) -> int:
 
 def test_a_label_takes_the_best_ready_task_carrying_it(planner: Planner, plan: str) -> None:
     # ui: #5 (priority 1) before #2; #4 waits for #2.
-    assert [t.id for t in planner.list_tasks(plan, "ready", label="ui").tasks] == [5, 2]
+    assert [t.id for t in list_tasks(planner, plan, "ready", label="ui").tasks] == [5, 2]
     assert claim(planner, plan, "u1", label="ui") == 5
     assert claim(planner, plan, "u2", label="ui") == 2
     task = planner.get_task(plan, 2)

@@ -10,6 +10,7 @@ from planning_core import CorruptTask, Planner, TaskStatus
 from planning_core.render import startup_summary, task_board
 from planning_core.stores.files import FileStore
 from tests.support.files import assert_mirrored_on_disk, edit_task, read_task_file, tree_state
+from tests.support.seed import list_tasks
 
 
 def test_disagreeing_blocks_is_repaired(planner: Planner, file_store: FileStore, plan: str) -> None:
@@ -19,7 +20,7 @@ def test_disagreeing_blocks_is_repaired(planner: Planner, file_store: FileStore,
     snap = file_store.snapshot(plan)
     assert snap.tasks[1].blocks == [2, 3]
     assert snap.tasks[4].blocks == []
-    assert planner.list_tasks(plan).tasks[0].blocks == [2, 3]
+    assert list_tasks(planner, plan).tasks[0].blocks == [2, 3]
     assert read_task_file(folder, 1)["blocks"] == [4]  # reading does not write
     assert file_store.repair(plan).rewritten == [1, 4]
     assert read_task_file(folder, 1)["blocks"] == [2, 3]
@@ -46,7 +47,7 @@ def test_corrupt_task_is_reported_everywhere(
     assert [(c.task_id, c.file) for c in snap.corrupt] == [(3, "task_3.json")]
     assert snap.progress().total == 4
     assert snap.tasks[1].blocks == [2, 3]  # the edge to the unreadable #3 is kept, not guessed away
-    page = planner.list_tasks(plan)
+    page = list_tasks(planner, plan)
     assert [t.id for t in page.tasks] == [1, 2, 4]
     assert [(c.task_id, c.file) for c in page.unreadable] == [(3, "task_3.json")]
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable)

@@ -16,6 +16,7 @@ from planning_core.done import DONE, GATED, OTHERS, READY, YOURS, work_left
 from planning_core.errors import GateRefused, InvalidInput, NotGated, NothingReady
 from planning_core.models import TaskPatch
 from planning_core.store import PlanStore
+from tests.support.seed import list_tasks
 from tests.support.stores import reopened, stored_state, stored_tasks
 
 T0 = dt.datetime(2026, 12, 3, 9, 0, 0, tzinfo=dt.UTC)
@@ -70,7 +71,7 @@ def test_the_next_claim_names_the_person_it_waits_for_and_approval_unblocks_the_
     name = _plan(planner)
     planner.update_task(name, "next", status="in_progress", owner="agent")
     assert planner.update_task(name, 1, status="completed").unblocked == []  # #2 waits for a person, not an agent
-    assert planner.list_tasks(name, status="ready").tasks == []
+    assert list_tasks(planner, name, status="ready").tasks == []
     with pytest.raises(NothingReady) as nothing:
         planner.update_task(name, "next", status="in_progress", owner="agent")
     assert f"waiting for a person: #2 Approve the schema (planning-mcp approve {name} 2)" in str(nothing.value)

@@ -18,6 +18,7 @@ from planning_core import Planner, Session
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.stores.files import FileStore, fswatch
+from tests.support.seed import list_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,7 @@ def subjects(planner: Planner, plan: str) -> dict[int, str]:
     actions = _actions.setdefault(planner, Actions(planner))
     answer = actions.task_list(Caller(NOBODY, Session()), plan)
     rows = {row["id"]: row["subject"] for row in answer.structured()["tasks"]}
-    assert rows == {t.id: t.subject for t in planner.list_tasks(plan).tasks}
+    assert rows == {t.id: t.subject for t in list_tasks(planner, plan).tasks}
     for task_id, subject in rows.items():
         assert f"#{task_id} [" in answer.text and subject in answer.text
     return rows
@@ -134,7 +135,7 @@ def test_a_damaged_file_is_reported_on_the_next_call(planned: tuple[FileStore, P
     _, planner, plan, folder = planned
     with open(folder / "task_3.json", "r+") as f:  # damaged in place
         f.write("{ not json")
-    page = planner.list_tasks(plan)
+    page = list_tasks(planner, plan)
     assert [c.task_id for c in page.unreadable] == [3]
     assert 3 not in {t.id for t in page.tasks}
     (summary,) = planner.summaries()
@@ -142,7 +143,7 @@ def test_a_damaged_file_is_reported_on_the_next_call(planned: tuple[FileStore, P
     # ... and mended again, in place.
     with open(folder / "task_3.json", "w") as f:
         json.dump(json.loads((folder / "task_1.json").read_text()) | {"id": 3, "subject": "Mended"}, f)
-    page = planner.list_tasks(plan)
+    page = list_tasks(planner, plan)
     assert page.unreadable == []
     assert subjects(planner, plan)[3] == "Mended"
 
@@ -155,7 +156,7 @@ def test_a_title_edited_in_place_shows(planned: tuple[FileStore, Planner, str, P
         f.write("# Retitled" + text.partition("\n")[1] + text.partition("\n")[2])
         f.truncate()
     assert planner.summaries()[0].title == "Retitled"
-    assert planner.list_tasks(plan).plan.title == "Retitled"
+    assert list_tasks(planner, plan).plan.title == "Retitled"
 
 
 def test_a_plan_folder_replaced_under_the_same_name_is_read_afresh(

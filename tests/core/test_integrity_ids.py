@@ -14,6 +14,7 @@ from planning_core.errors import TaskIdsExhausted
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores.files import FileStore
 from tests.support.files import tree_state
+from tests.support.seed import list_tasks
 
 LAST = MAX_TASK_ID
 
@@ -39,7 +40,7 @@ def test_the_last_id_is_issued_then_creates_are_refused(planner: Planner, file_s
     assert tree_state(file_store.root) == before
     # The last task stays visible and readable, with its own subject.
     assert planner.get_task(plan, LAST).subject == "the last one"
-    assert [t.id for t in planner.list_tasks(plan).tasks] == [1, LAST]
+    assert [t.id for t in list_tasks(planner, plan).tasks] == [1, LAST]
 
 
 def test_a_hand_copied_last_task_refuses_creates(planner: Planner, file_store: FileStore, plan: str) -> None:
@@ -63,7 +64,7 @@ def test_out_of_range_names_are_unreadable_not_hidden(planner: Planner, file_sto
     }
     for name, text in strays.items():
         (folder / name).write_text(text)
-    page = planner.list_tasks(plan)
+    page = list_tasks(planner, plan)
     assert sorted(c.file for c in page.unreadable) == sorted(strays)
     assert all("not a task id" in c.reason for c in page.unreadable)
     assert [t.id for t in page.tasks] == [1] and page.tasks[0].subject == "first"

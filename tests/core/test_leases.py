@@ -22,7 +22,7 @@ from planning_core.models import MAX_METADATA_BYTES, metadata_size
 from planning_core.render import CLAIMABLE_MARK, task_board
 from planning_core.store import PlanStore
 from planning_core.update import CLAIM_HISTORY, CLAIM_HISTORY_KEPT, MAX_LEASE_SECONDS
-from tests.support.seed import seed_plan
+from tests.support.seed import list_tasks, seed_plan
 from tests.support.stores import reopened, stored_state, stored_tasks
 from tests.support.waits import bound
 
@@ -68,7 +68,7 @@ def claim(lp: Planner, plan: str, owner: str, lease: int | None = LEASE, task: i
 
 
 def ready(lp: Planner, plan: str) -> list[int]:
-    return [t.id for t in lp.list_tasks(plan, status="ready").tasks]
+    return [t.id for t in list_tasks(lp, plan, status="ready").tasks]
 
 
 def test_a_claim_without_a_lease_is_as_before(lp: Planner, store: PlanStore, plan: str, clock: Clock) -> None:
@@ -78,7 +78,7 @@ def test_a_claim_without_a_lease_is_as_before(lp: Planner, store: PlanStore, pla
     clock.set(10 * MAX_LEASE_SECONDS)
     with pytest.raises(ClaimConflict, match="alice"):
         claim(lp, plan, "bob", lease=None)
-    assert 3 not in ready(lp, plan) and lp.list_tasks(plan).claimable == []
+    assert 3 not in ready(lp, plan) and list_tasks(lp, plan).claimable == []
     # As always: a new owner alone is a reassignment, and a lease-less claim never lapses.
     assert lp.update_task(plan, 3, owner="bob").changed == ["owner"]
     assert "claimHistory" not in stored_tasks(store, plan)[3]["metadata"]
@@ -128,13 +128,13 @@ def test_an_update_naming_the_owner_renews_the_lease(lp: Planner, store: PlanSto
 def test_an_expired_claim_is_ready_and_marked_claimable(lp: Planner, plan: str, clock: Clock) -> None:
     claim(lp, plan, "alice")
     clock.set(LEASE - 1)
-    page = lp.list_tasks(plan)
+    page = list_tasks(lp, plan)
     assert page.claimable == [] and 3 not in ready(lp, plan)
     clock.set(LEASE)  # the instant it runs out
-    page = lp.list_tasks(plan)
+    page = list_tasks(lp, plan)
     assert page.claimable == [3]
     assert ready(lp, plan) == [3]
-    assert [t.id for t in lp.list_tasks(plan, status="in_progress").tasks] == [3]  # its status is as stored
+    assert [t.id for t in list_tasks(lp, plan, status="in_progress").tasks] == [3]  # its status is as stored
     board = task_board(page.plan, page.tasks, page.open_blockers, claimable=page.claimable)
     assert "#3 [in_progress] Add login endpoint (alice) " + CLAIMABLE_MARK in board.splitlines()
     assert sum(CLAIMABLE_MARK in line for line in board.splitlines()) == 1
@@ -170,7 +170,7 @@ def test_an_expired_claim_with_a_reopened_blocker_is_blocked_not_ready(lp: Plann
     lp.update_task(plan, 1, status="pending")  # #3 waits on #1 again
     clock.set(LEASE)
     assert ready(lp, plan) == [1]
-    assert 3 in [t.id for t in lp.list_tasks(plan, status="blocked").tasks]
+    assert 3 in [t.id for t in list_tasks(lp, plan, status="blocked").tasks]
     with pytest.raises(TaskBlocked):
         claim(lp, plan, "bob")  # taking it over is starting it: the same rule
     # Completing the blocker names it as unblocked, as it names a pending task.
@@ -278,9 +278,9 @@ def test_a_lease_lasts_at_least_its_length(store: PlanStore, clock: Clock) -> No
     claim(lp, plan, "alice", lease=1)
     assert lp.get_task(plan, 3).lease_expires_at == at(2)
     clock.now = T0 + dt.timedelta(milliseconds=1999)
-    assert lp.list_tasks(plan).claimable == []
+    assert list_tasks(lp, plan).claimable == []
     clock.set(2)
-    assert lp.list_tasks(plan).claimable == [3]
+    assert list_tasks(lp, plan).claimable == [3]
 
 
 def test_a_one_second_lease_runs_out_on_the_real_clock(store: PlanStore) -> None:

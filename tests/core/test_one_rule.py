@@ -17,7 +17,7 @@ from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from server.claude_code import claude_hook
 from server.commands import watch
-from tests.support.seed import seed_plan
+from tests.support.seed import list_tasks, seed_plan
 
 
 def _watch_text(store: PlanStore, plan: str) -> str:
@@ -29,15 +29,15 @@ def _watch_text(store: PlanStore, plan: str) -> str:
 def test_a_task_in_progress_whose_blocker_reopened_is_blocked_everywhere(planner: Planner, store: PlanStore) -> None:
     plan = seed_plan(planner)  # #1, #2 done; #3 (blocked by #1) in progress under alice
     planner.update_task(plan, 1, status="pending")  # the blocker is reopened under it
-    listed = [t.id for t in planner.list_tasks(plan, status="blocked").tasks]
+    listed = [t.id for t in list_tasks(planner, plan, status="blocked").tasks]
     assert listed == [3, 4]  # #3 waits on #1 again (#2 is done); #4 still waits on #3
     assert "ready 1 · blocked 2" in _watch_text(store, plan)  # it said "blocked 1": pending minus ready
 
 
 def test_watch_and_tasklist_agree_on_the_seed(planner: Planner, store: PlanStore) -> None:
     plan = seed_plan(planner)
-    blocked = planner.list_tasks(plan, status="blocked").tasks
-    ready = planner.list_tasks(plan, status="ready").tasks
+    blocked = list_tasks(planner, plan, status="blocked").tasks
+    ready = list_tasks(planner, plan, status="ready").tasks
     assert f"ready {len(ready)} · blocked {len(blocked)}" in _watch_text(store, plan)
 
 

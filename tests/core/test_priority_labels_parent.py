@@ -10,6 +10,7 @@ from planning_core import InvalidInput, Planner, PlanningError, TaskNotFound
 from planning_core.errors import ParentRefused, UnfinishedParts
 from planning_core.render import task_detail, task_line
 from planning_core.store import PlanStore
+from tests.support.seed import list_tasks
 from tests.support.stores import stored_state, stored_tasks
 
 NEW_FIELDS = ("priority", "labels", "parent")
@@ -46,10 +47,10 @@ def test_lines_and_taskget_show_them_compactly(planner: Planner) -> None:
 
 def test_tasklist_filters_by_label_and_parent(planner: Planner) -> None:
     plan = _plan(planner)
-    assert [t.id for t in planner.list_tasks(plan, label="api").tasks] == [2]
-    assert [t.id for t in planner.list_tasks(plan, parent=1).tasks] == [2, 3]
-    assert [t.id for t in planner.list_tasks(plan, parent="#1", status="ready").tasks] == [2]
-    assert planner.list_tasks(plan, label="nope").tasks == []
+    assert [t.id for t in list_tasks(planner, plan, label="api").tasks] == [2]
+    assert [t.id for t in list_tasks(planner, plan, parent=1).tasks] == [2, 3]
+    assert [t.id for t in list_tasks(planner, plan, parent="#1", status="ready").tasks] == [2]
+    assert list_tasks(planner, plan, label="nope").tasks == []
 
 
 def test_taskupdate_sets_and_clears_each_and_the_file_loses_the_key(planner: Planner, store: PlanStore) -> None:

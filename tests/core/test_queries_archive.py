@@ -17,7 +17,7 @@ from planning_core import (
 )
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
-from tests.support.seed import seed_plan
+from tests.support.seed import list_tasks, seed_plan
 from tests.support.stores import stored_plan, stored_state, stored_tasks
 
 
@@ -52,11 +52,11 @@ def mixed(planner: Planner) -> str:
     ],
 )
 def test_list_filters(planner: Planner, mixed: str, kwargs: dict[str, str], ids: list[int]) -> None:
-    assert [t.id for t in planner.list_tasks(mixed, **kwargs).tasks] == ids  # type: ignore[arg-type]
+    assert [t.id for t in list_tasks(planner, mixed, **kwargs).tasks] == ids  # type: ignore[arg-type]
 
 
 def test_open_blockers_only(planner: Planner, mixed: str) -> None:
-    page = planner.list_tasks(mixed)
+    page = list_tasks(planner, mixed)
     assert page.open_blockers[4] == [2]
     assert 5 not in page.open_blockers  # its only blocker, #1, is completed
     assert 1 not in page.open_blockers
@@ -67,7 +67,7 @@ def test_progress_and_current(planner: Planner, mixed: str) -> None:
     assert snap.progress() == Progress(total=7, completed=1, in_progress=2, pending=4)
     summary = snap.summary()
     assert (summary.current_id, summary.current) == (2, "two")  # lowest-numbered in_progress, not first started
-    assert planner.list_tasks(mixed).plan.progress.completed == 1
+    assert list_tasks(planner, mixed).plan.progress.completed == 1
 
 
 def test_paging_through_450_tasks(planner: Planner, file_store: FileStore) -> None:
@@ -81,7 +81,7 @@ def test_paging_through_450_tasks(planner: Planner, file_store: FileStore) -> No
         cursor = None
         pages = 0
         while True:
-            page = planner.list_tasks(name, limit=limit, cursor=cursor)
+            page = list_tasks(planner, name, limit=limit, cursor=cursor)
             pages += 1
             assert len(page.tasks) <= limit
             seen += [t.id for t in page.tasks]
@@ -92,20 +92,20 @@ def test_paging_through_450_tasks(planner: Planner, file_store: FileStore) -> No
         assert seen == [i for i in range(1, 451) if i not in (5, 300)]
         assert unreadable == [5, 300]  # each reported exactly once
         assert pages == -(-448 // limit)
-    assert len(planner.list_tasks(name).tasks) == 200  # default page
-    ready = planner.list_tasks(name, status="ready", limit=1000)
+    assert len(list_tasks(planner, name).tasks) == 200  # default page
+    ready = list_tasks(planner, name, status="ready", limit=1000)
     assert len(ready.tasks) == 448 and ready.next_cursor is None
 
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, True, "10", 2.5])
 def test_bad_limit(planner: Planner, mixed: str, limit: object) -> None:
     with pytest.raises(InvalidInput):
-        planner.list_tasks(mixed, limit=limit)  # type: ignore[arg-type]
+        list_tasks(planner, mixed, limit=limit)  # type: ignore[arg-type]
 
 
 def test_bad_cursor(planner: Planner, mixed: str) -> None:
     with pytest.raises(InvalidInput):
-        planner.list_tasks(mixed, cursor="../etc")
+        list_tasks(planner, mixed, cursor="../etc")
 
 
 def test_resolve_current_plan(planner: Planner) -> None:

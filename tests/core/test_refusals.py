@@ -24,7 +24,7 @@ from planning_core import (
     TaskNotFound,
 )
 from planning_core.store import PlanStore
-from tests.support.seed import PLAN_NAME
+from tests.support.seed import PLAN_NAME, list_tasks
 from tests.support.stores import stored_state
 
 
@@ -184,7 +184,7 @@ def test_metadata_merge_over_the_limit_is_refused(planner: Planner, store: PlanS
         lambda p: p.update_task(PLAN_NAME, 4, status="done"),
         lambda p: p.update_task(PLAN_NAME, 4, owner="o" * 201),
         lambda p: p.create_task(PLAN_NAME, "x\x00y"),
-        lambda p: p.list_tasks(PLAN_NAME, status="deleted"),
+        lambda p: list_tasks(p, PLAN_NAME, status="deleted"),
     ],
 )
 def test_other_bad_inputs(planner: Planner, store: PlanStore, plan: str, call: Callable[[Planner], Any]) -> None:

@@ -12,7 +12,7 @@ from planning_core.render import (
     updated_text,
 )
 from planning_core.store import PlanStore
-from tests.support.seed import seed_plan
+from tests.support.seed import list_tasks, seed_plan
 
 CONTRACT_SUMMARY = """\
 [Session Plan] Active tasks:
@@ -50,7 +50,7 @@ def test_startup_summary_exact(planner: Planner, store: PlanStore) -> None:
 
 def test_task_lines_exact(planner: Planner) -> None:
     name = seed_plan(planner)
-    page = planner.list_tasks(name)
+    page = list_tasks(planner, name)
     lines = [task_line(t, page.open_blockers.get(t.id, ())) for t in page.tasks]
     assert lines == [
         "#1 [completed] Design auth schema",
@@ -59,7 +59,7 @@ def test_task_lines_exact(planner: Planner) -> None:
         "#4 [pending] Add logout endpoint [blocked by #3]",  # #2 is done: only open blockers
     ]
     planner.update_task(name, 2, status="pending", owner="bob")
-    page = planner.list_tasks(name)
+    page = list_tasks(planner, name)
     assert task_board(page.plan, page.tasks, page.open_blockers, page.unreadable) == "\n".join(
         [
             "2026-05-28-add-auth [1/4 done]",
@@ -69,7 +69,7 @@ def test_task_lines_exact(planner: Planner) -> None:
             "#4 [pending] Add logout endpoint [blocked by #2, #3]",
         ]
     )
-    page = planner.list_tasks(name, limit=2)
+    page = list_tasks(planner, name, limit=2)
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
     assert board.splitlines()[-1] == 'More tasks: call TaskList with cursor="2" for the next page.'
 

@@ -11,6 +11,7 @@ from planning_core.render import updated_text
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from tests.support.files import SEED_FIELDS
+from tests.support.seed import list_tasks
 from tests.support.stores import add_extra_fields, assert_mirrored, reopened, stored_plan, stored_state, stored_tasks
 
 
@@ -94,7 +95,7 @@ def test_reopen_completed(planner: Planner, store: PlanStore, plan: str) -> None
     assert stored_tasks(store, plan)[1]["status"] == "pending"
     # the reopened #1 now blocks #2 and #3 again
     assert store.snapshot(plan).tasks[4].blocked_by == [2, 3]
-    assert planner.list_tasks(plan, status="blocked").open_blockers[2] == [1]
+    assert list_tasks(planner, plan, status="blocked").open_blockers[2] == [1]
 
 
 def test_completing_names_unblocked_and_all_done(planner: Planner, plan: str) -> None:

@@ -17,6 +17,7 @@ from planning_core.errors import ArchiveExists, InvalidTaskId, StorageError
 from planning_core.fileio import atomic
 from planning_core.stores.files import FileStore
 from tests.support.files import edit_task, tree_state
+from tests.support.seed import list_tasks
 
 
 def _plan(planner: Planner, n: int = 3) -> str:
@@ -36,7 +37,7 @@ def test_delete_clears_dependents_even_when_blocks_is_stale(planner: Planner, fi
 def test_a_dangling_blocker_does_not_block(planner: Planner, file_store: FileStore) -> None:
     plan = _plan(planner, 2)
     os.unlink(file_store.todo / plan / "task_1.json")  # removed by hand, #2 still names it
-    assert [t.id for t in planner.list_tasks(plan, status="ready").tasks] == [2]
+    assert [t.id for t in list_tasks(planner, plan, status="ready").tasks] == [2]
     assert planner.update_task(plan, 2, status="in_progress").started
 
 

@@ -31,7 +31,7 @@ def test_sessions_are_bounded_least_recently_used_first(tmp_path: Any) -> None:
 
     store = FileStore(tmp_path / "root")
     planner = Planner(store)
-    state = AppState(store=store, planner=planner, actions=Actions(planner))
+    state = AppState(store=store, actions=Actions(planner))
     kept = state.session("http:first")
     for i in range(MAX_SESSIONS + 50):
         state.session(f"http:{i}")

@@ -9,6 +9,7 @@ from typing import Any
 
 from planning_core import Planner
 from planning_core.caller import NOBODY
+from planning_core.queries import TaskPage, page_of, page_query
 from planning_core.stores.files import FileStore
 
 PLAN_DATE = "2026-05-28"
@@ -111,3 +112,19 @@ def _planner(root: Path) -> Planner:
     store = FileStore(root)
     store.ensure_writable()
     return Planner(store)
+
+
+def list_tasks(
+    planner: Planner,
+    plan: str,
+    status: str | None = None,
+    owner: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    label: str | None = None,
+    parent: object = None,
+) -> TaskPage:
+    """A TaskList page as the tool reads it: its query checked first, then the plan's view
+    at the planner's clock (Actions.task_list's one path, without the session)."""
+    query = page_query(status, owner, limit, cursor, label, parent)
+    return page_of(planner.store.view(plan), query, planner.clock())

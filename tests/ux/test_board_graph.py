@@ -142,7 +142,7 @@ def test_unreadable_task_is_a_red_node(root: Path, seeded: str) -> None:
 def test_plan_resource_has_the_board_then_the_diagram(root: Path, seeded: str) -> None:
     store = FileStore(root)
     planner = Planner(store)
-    text = plan_text(AppState(store=store, planner=planner, actions=Actions(planner)), PLAN_NAME)
+    text = plan_text(AppState(store=store, actions=Actions(planner)), PLAN_NAME)
     board_at = text.index("## Tasks")
     mermaid_at = text.index("```mermaid\n")
     assert board_at < mermaid_at

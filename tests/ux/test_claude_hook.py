@@ -330,7 +330,7 @@ def test_the_active_plans_block_lists_an_unreadable_plan_as_the_server_does(tmp_
     bad.mkdir(mode=0)
     store = FileStore(project / ".planning")
     planner = Planner(store)
-    state = AppState(store=store, planner=planner, actions=Actions(planner))
+    state = AppState(store=store, actions=Actions(planner))
 
     def both() -> list[str]:
         _, printed = call(fixture("session_start_startup.json", cwd=str(project)), "SessionStart")
