@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import gates, queries, render, timeline, update
+from . import gates, queries, update
 from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
@@ -34,7 +34,8 @@ from .outcomes import (
 from .pages import Pages
 from .planner import Planner, TaskChange
 from .queries import TaskPage
-from .rows import task_row
+from .rendering import render, timeline
+from .rendering.rows import task_row
 from .store import PlanFolders
 from .verification import Progress, StillRunning, Verifier
 

@@ -2,7 +2,7 @@
 
 Every action (planning_core/actions.py) takes one as its first argument, and a write hands
 `who` on to the store (`by`), so nothing about the caller travels in a context variable: a
-tool call builds it from its session (server/tools.py), a command from its own name.
+tool call builds it from its session (server/mcp/tools.py), a command from its own name.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from . import gates, ranking, verify
+from . import gates, verify
 from .models import PlanSnapshot, Task, TaskStatus
 from .safetext import escape
+from .taskgraph import ranking
 
 DONE = "done"
 YOURS = "yours"  # a task the asking agent holds in progress

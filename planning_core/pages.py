@@ -20,12 +20,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from . import render
 from .models import PlanSnapshot, Task
 from .outcomes import TaskListed, TaskRow
 from .queries import PageQuery, page_of
-from .ranking import READY_ORDER
-from .rows import task_row
+from .rendering import render
+from .rendering.rows import task_row
+from .taskgraph.ranking import READY_ORDER
 
 NO_BLOCKERS: list[int] = []  # shared, never changed: most rows have no open blocker
 MAX_KEPT_ROWS = 20_000  # rows kept (about 1 KB each with their JSON and line): then made afresh

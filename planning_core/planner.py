@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import gates, graph, queries, ranking, update, validate
+from . import gates, queries, update, validate
 from .caller import NOBODY
 from .errors import (
     DependencyCycle,
@@ -40,8 +40,9 @@ from .models import (
     TaskStatus,
 )
 from .names import check_date, check_slug, parse_task_id, slugify, today
-from .render import render_plan_md
+from .rendering.render import render_plan_md
 from .store import PlanStore
+from .taskgraph import graph, ranking
 from .verify import Verification
 
 MAX_STEPS = 200

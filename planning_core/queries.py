@@ -10,11 +10,11 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from . import graph, ranking
 from .errors import CurrentPlanGone, InvalidInput, NoCurrentPlan, PlanNotFound
 from .models import LIST_STATUSES, STATUS_NAMES, CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
 from .names import match_plan, parse_task_id
 from .store import PlanStore
+from .taskgraph import graph, ranking
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1_000

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from . import safetext
 from .errors import TodoInvalid
 from .models import MAX_SHORT_TEXT, MAX_TODO_ITEMS, TaskStatus, TodoItem, first_problem
-from .render import MARKS
+from .rendering.render import MARKS
 
 
 class TodoList:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from pydantic.alias_generators import to_camel
 
-from . import checks, gates, graph, ranking, validate
+from . import checks, gates, validate
 from .errors import (
     BlockerUnreadable,
     ClaimConflict,
@@ -50,6 +50,7 @@ from .models import (
     metadata_size,
 )
 from .names import parse_task_id
+from .taskgraph import graph, ranking
 
 MAX_LEASE_SECONDS = 86_400  # a day: a longer claim is better held without a lease
 # The longest a claim of the next task waits for one to become ready (waitSeconds): under

@@ -8,7 +8,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import graph
 from .checks import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
 from .checks import MULTI_LINE_FIELDS as MULTI_LINE_FIELDS
 from .checks import metadata as metadata
@@ -16,6 +15,7 @@ from .checks import text as text
 from .errors import InvalidInput
 from .models import MAX_EDGES, MAX_PLAN_TASKS, TaskSpec, first_problem
 from .names import parse_task_ids
+from .taskgraph import graph
 
 
 def edges(values: Any, field: str) -> list[int]:

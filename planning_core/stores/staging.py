@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import PlanningError, TaskIdsExhausted, TaskNotFound
-from ..graph import derive_blocks
 from ..history import Entry, Event, change_events
 from ..models import CorruptFile, PlanSnapshot, Task
 from ..names import MAX_TASK_ID
+from ..taskgraph.graph import derive_blocks
 
 
 def plan_snapshot(

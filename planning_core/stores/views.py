@@ -17,8 +17,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping
 
-from ..graph import derive_blocks, derive_task
 from ..models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus, summarize, summary_of
+from ..taskgraph.graph import derive_blocks, derive_task
 
 MAX_KEPT_VIEWS = 256  # plans whose last view is kept (a view shares its tasks with the store's cache)
 

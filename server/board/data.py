@@ -10,11 +10,13 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus, graph, timeline
+from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus
 from planning_core.models import PlanSummary
 from planning_core.names import PLAN_DATE_LENGTH, match_plan
-from planning_core.rows import board_row
+from planning_core.rendering import timeline
+from planning_core.rendering.rows import board_row
 from planning_core.store import PlanStore
+from planning_core.taskgraph import graph
 
 # Left to right as a person reads a board: what can start, what waits, what runs, what is done.
 COLUMNS = ("ready", "blocked", "in_progress", "done")

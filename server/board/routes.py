@@ -31,8 +31,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from planning_core import PlanningError, Session
 from planning_core.actions import Actions, Outcome
 from planning_core.caller import NOBODY, Caller
-from planning_core.graph import utc_now
 from planning_core.store import PlanStore
+from planning_core.taskgraph.graph import utc_now
 
 from ..common.changes import ChangeCounter
 from ..common.exposure import security_for

@@ -60,7 +60,7 @@ from . import hook_state
 if TYPE_CHECKING:
     from planning_core import Planner
     from planning_core.done import WorkLeft
-    from planning_core.plan_text import PlanText
+    from planning_core.rendering.plan_text import PlanText
 
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
@@ -108,8 +108,9 @@ def output(event: str, context: str) -> str:
 
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
-    from planning_core import Planner, timeline
-    from planning_core.render import active_plans_block
+    from planning_core import Planner
+    from planning_core.rendering import timeline
+    from planning_core.rendering.render import active_plans_block
 
     if root is not None:
         hook_state.sweep(root)
@@ -136,7 +137,7 @@ def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, A
     """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
     first when there are more plans than fit, then `(+N more: PlanList)`."""
     from planning_core import Planner
-    from planning_core.render import line_of
+    from planning_core.rendering.render import line_of
 
     plans = [line_of(s) for s in Planner(store).summaries() if not s.archived]
     return prompt_block(plans, _saved_current_plan(store, root, payload))
@@ -320,7 +321,7 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
         return ""
     from planning_core import Planner
     from planning_core.actions import CREATED_PLAN
-    from planning_core.plan_text import read_plan
+    from planning_core.rendering.plan_text import read_plan
 
     text, where = approved
     with _session_state(store, root, session_id) as state:
@@ -340,7 +341,7 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
 
 
 def create_from_plan(planner: Planner, text: str) -> str:
-    from planning_core.plan_text import read_plan
+    from planning_core.rendering.plan_text import read_plan
 
     plan = read_plan(text)
     tasks = [
@@ -386,7 +387,7 @@ def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
 
 
 def _board(store: PlanStore, name: str) -> str:
-    from planning_core.render import task_board
+    from planning_core.rendering.render import task_board
 
     snap = store.snapshot(name)
     tasks = list(snap.tasks.values())

@@ -1,6 +1,6 @@
 """`planning-mcp copy --from SRC --to DST`: every plan, active and archived, from one
 store into another (files <-> PostgreSQL, or files -> files), through
-planning_core.copying. One line per plan and a summary line on stdout.
+planning_core.import_export.copying. One line per plan and a summary line on stdout.
 
 Exit codes: 0 every plan is in the target, whole (copied now or already identical); 2 a
 plan was refused (a different plan of that name is in the target), not copied (the
@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from planning_core import PlanningError
-from planning_core.copying import PlanCopy, copy_plans
+from planning_core.import_export.copying import PlanCopy, copy_plans
 from planning_core.store import PlanStore
 from planning_core.stores import DatabaseUrl, redact
 

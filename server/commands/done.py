@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from planning_core import Planner, PlanningError
 from planning_core.done import work_left
-from planning_core.render import updated_text
+from planning_core.rendering.render import updated_text
 from planning_core.safetext import escape
 from planning_core.store import PlanStore
 from planning_core.stores import is_database_url

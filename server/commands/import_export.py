@@ -1,5 +1,5 @@
 """`planning-mcp import PATH` (another tool's tasks into a plan) and `planning-mcp export
---format beads` (a plan as beads JSONL on stdout), through planning_core.importing.
+--format beads` (a plan as beads JSONL on stdout), through planning_core.import_export.importing.
 
 Exit codes: 0 imported (or exported); 2 refused: the source cannot be read as a plan (a
 cycle, a dependency on a missing id, a file over the bound, a symbolic link, invalid JSON),
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from planning_core import PlanningError
-from planning_core.import_formats import FORMATS, load
-from planning_core.importing import beads_lines, import_plan
+from planning_core.import_export.import_formats import FORMATS, load
+from planning_core.import_export.importing import beads_lines, import_plan
 from planning_core.queries import resolve_plan
 from planning_core.store import PlanStore
 

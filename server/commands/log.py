@@ -7,8 +7,9 @@ import argparse
 import json
 from typing import Any
 
-from planning_core import history, timeline
+from planning_core import history
 from planning_core.history import PAGE_DEFAULT, PAGE_MAX, Logged
+from planning_core.rendering import timeline
 from planning_core.safetext import escape_json
 from planning_core.store import History, PlanStore
 

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from planning_core import PlanningError
-from planning_core.render import startup_summary
+from planning_core.rendering.render import startup_summary
 from planning_core.store import PlanStore
 
 from ..common.cli_common import EXIT_OK, add_store_arguments

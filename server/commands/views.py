@@ -10,12 +10,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from planning_core import PlanningError, PlanSnapshot, graph
+from planning_core import PlanningError, PlanSnapshot
 from planning_core.errors import PlanNotFound
-from planning_core.mermaid import plans_graph
-from planning_core.render import task_board
+from planning_core.rendering.mermaid import plans_graph
+from planning_core.rendering.render import task_board
 from planning_core.safetext import escape, escape_json
 from planning_core.store import PlanFolders, PlanStore
+from planning_core.taskgraph import graph
 
 from ..board.data import plan_data, select_plans
 from ..common.cli_common import EXIT_CONFIG, EXIT_OK, EXIT_VIEW, add_store_arguments

@@ -21,9 +21,10 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from planning_core import PlanningError, PlanSnapshot, TaskStatus, graph
+from planning_core import PlanningError, PlanSnapshot, TaskStatus
 from planning_core.safetext import escape as plain
 from planning_core.store import PlanStore
+from planning_core.taskgraph import graph
 
 from ..common.changes import follow
 from ..common.cli_common import EXIT_OK

@@ -57,7 +57,7 @@ def load_hooks(path: str | None) -> EventHooks | None:
 
 def command_writer(command: str | None) -> str:
     """Who a command's own writes are by, in the plans' history: `planning-mcp <command>`
-    (a served tool call names its session instead: server/state.py)."""
+    (a served tool call names its session instead: server/mcp/state.py)."""
     return f"planning-mcp {command or 'serve'}"
 
 

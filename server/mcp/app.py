@@ -30,7 +30,7 @@ from planning_core import Planner, PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.events import EventHooks
 from planning_core.models import problem_line
-from planning_core.render import active_plans_block
+from planning_core.rendering.render import active_plans_block
 from planning_core.session import PLAN_REMINDER
 from planning_core.store import PlanFolders, PlanStore
 from planning_core.stores import open_store

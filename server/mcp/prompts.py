@@ -10,8 +10,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, InputRequiredResult
 
-from planning_core import PlanningError, timeline
+from planning_core import PlanningError
 from planning_core.queries import PageQuery
+from planning_core.rendering import timeline
 
 from . import sdk
 from .resources import active_text, plan_text

@@ -17,9 +17,9 @@ from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
 
 from planning_core import PlanningError
 from planning_core.errors import InvalidInput, PlanNotFound, TaskNotFound
-from planning_core.mermaid import task_graph
 from planning_core.queries import MAX_PAGE, PageQuery
-from planning_core.render import active_plans_block, task_board
+from planning_core.rendering.mermaid import task_graph
+from planning_core.rendering.render import active_plans_block, task_board
 
 from . import board_app, sdk
 from .notify import plan_uri

@@ -42,7 +42,7 @@ from planning_core.outcomes import (
     TodoListed,
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
-from planning_core.ranking import NEXT_TASK
+from planning_core.taskgraph.ranking import NEXT_TASK
 
 from . import approval, claim_wait, sdk
 from .review import review as plan_review

@@ -9,7 +9,7 @@ from typing import Any
 
 from planning_core import Planner
 from planning_core.models import RULES, WIRE, Task, TaskStatus
-from planning_core.rows import board_row
+from planning_core.rendering.rows import board_row
 from planning_core.stores.files import FileStore
 from tests.core.test_task_fields import CHANGED
 from tests.support.procs import serving

@@ -11,7 +11,7 @@ import pytest
 from planning_core import InvalidInput, Planner, PlanningError
 from planning_core.done import work_left
 from planning_core.models import MAX_CRITERIA, TaskPatch, named_checks
-from planning_core.render import task_detail, task_line
+from planning_core.rendering.render import task_detail, task_line
 from planning_core.store import PlanStore
 from planning_core.verify import Verification
 from server.board.data import plan_data

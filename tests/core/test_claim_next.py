@@ -22,8 +22,8 @@ from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.errors import InvalidInput, NothingReady, PlanningError
 from planning_core.events import EventHooks, parse_config
-from planning_core.ranking import READY_ORDER
 from planning_core.store import PlanStore
+from planning_core.taskgraph.ranking import READY_ORDER
 from tests.support.seed import list_tasks
 from tests.support.stores import add_extra_fields, reopened, stored_state, stored_tasks
 from tests.support.waits import bound
@@ -297,7 +297,7 @@ def test_32_agents_claiming_at_once_get_32_different_tasks(stores: list[PlanStor
 def test_the_ready_order_holds_exactly_the_ready_tasks(planner: Planner, clock: Clock) -> None:
     """The order lists what graph.is_ready calls ready, no more, no less: pending with every
     blocker completed, or a claim whose lease ran out; not one blocked, running or done."""
-    from planning_core import graph
+    from planning_core.taskgraph import graph
 
     plan = make_plan(planner, [[], [], [1], [2], [], [5], []])
     planner.update_task(plan, 1, status="completed")  # #3 becomes ready

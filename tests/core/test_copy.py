@@ -1,4 +1,4 @@
-"""Copying every plan between stores in-process (planning_core.copying), with each backend
+"""Copying every plan between stores in-process (planning_core.import_export.copying), with each backend
 (files, memory, postgres: the `store` fixture) as the target: files -> it -> files gives
 the same folders byte for byte (names, ids, the high-water mark, edges,
 metadata, extra fields, timestamps, archived plans); a second run changes nothing; a
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from planning_core import Planner
-from planning_core.copying import CopyOutcome, NotCopyable, copy_plans
+from planning_core.import_export.copying import CopyOutcome, NotCopyable, copy_plans
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from planning_core import CorruptTask, Planner, TaskStatus
-from planning_core.render import startup_summary, task_board
+from planning_core.rendering.render import startup_summary, task_board
 from planning_core.stores.files import FileStore
 from tests.support.files import assert_mirrored_on_disk, edit_task, read_task_file, tree_state
 from tests.support.seed import list_tasks

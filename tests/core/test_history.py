@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from planning_core import Planner, history, timeline
-from planning_core.copying import copy_plans
+from planning_core import Planner, history
 from planning_core.errors import DependencyCycle, InvalidInput, TaskBlocked
 from planning_core.history import Logged
+from planning_core.import_export.copying import copy_plans
+from planning_core.rendering import timeline
 from planning_core.store import History, PlanStore
 from planning_core.stores.files import FileStore, historylog
 from tests.support.seed import SUBJECTS, seed_plan

@@ -19,7 +19,7 @@ from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.errors import ClaimConflict, InvalidInput, TaskBlocked
 from planning_core.models import MAX_METADATA_BYTES, metadata_size
-from planning_core.render import CLAIMABLE_MARK, task_board
+from planning_core.rendering.render import CLAIMABLE_MARK, task_board
 from planning_core.store import PlanStore
 from planning_core.update import CLAIM_HISTORY, CLAIM_HISTORY_KEPT, MAX_LEASE_SECONDS
 from tests.support.seed import list_tasks, seed_plan

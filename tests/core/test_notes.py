@@ -13,10 +13,10 @@ import pytest
 from planning_core import Planner, Session
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
-from planning_core.copying import copy_plans
 from planning_core.errors import InvalidInput, TakenOver
+from planning_core.import_export.copying import copy_plans
 from planning_core.models import MAX_NOTE, MAX_NOTES
-from planning_core.render import NOTES_SHOWN
+from planning_core.rendering.render import NOTES_SHOWN
 from planning_core.store import PlanStore
 from server.board.data import plan_data
 from tests.support.seed import seed_plan

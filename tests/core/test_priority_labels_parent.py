@@ -8,7 +8,7 @@ import pytest
 
 from planning_core import InvalidInput, Planner, PlanningError, TaskNotFound
 from planning_core.errors import ParentRefused, UnfinishedParts
-from planning_core.render import task_detail, task_line
+from planning_core.rendering.render import task_detail, task_line
 from planning_core.store import PlanStore
 from tests.support.seed import list_tasks
 from tests.support.stores import stored_state, stored_tasks
@@ -152,7 +152,7 @@ def test_plancreate_refuses_bad_positions_and_values(
 
 
 def test_the_board_graph_and_board_json_show_them(planner: Planner, store: PlanStore) -> None:
-    from planning_core.mermaid import plan_graph
+    from planning_core.rendering.mermaid import plan_graph
     from server.board.data import board_data, plan_data
     from server.commands.views import board_text
 

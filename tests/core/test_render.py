@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planning_core import Planner
-from planning_core.render import (
+from planning_core.rendering.render import (
     active_plans_block,
     created_text,
     startup_summary,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from planning_core import Planner, TaskStatus
-from planning_core.render import updated_text
+from planning_core.rendering.render import updated_text
 from planning_core.store import PlanStore
 from planning_core.stores.files import FileStore
 from tests.support.files import SEED_FIELDS

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from planning_core import Planner, Session, render, rows
+from planning_core import Planner, Session
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.models import RULES, SETTABLE, TRACKED, UNTRACKED, WIRE, NewTask, Task, TaskPatch, TaskSpec
 from planning_core.outcomes import TaskRow
+from planning_core.rendering import render, rows
 from planning_core.store import PlanStore
 from planning_core.update import changed_fields, checked
 from server.board.data import STATUS_FIELDS, board_data, plan_data

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from planning_core.render import CLAIMABLE_MARK
+from planning_core.rendering.render import CLAIMABLE_MARK
 from tests.support.agent_stdio import Agent
 from tests.support.procs import stop
 from tests.support.waits import bound

@@ -14,8 +14,8 @@ from mcp import Client
 from mcp.types import Implementation
 
 from planning_core import Planner
+from planning_core.rendering.timeline import HISTORY_HEADING
 from planning_core.stores.files import FileStore
-from planning_core.timeline import HISTORY_HEADING
 from tests.support.mcp import server_params, text_of
 from tests.support.procs import child_env, console_script, run_cli
 from tests.support.seed import SUBJECTS, seed_plan

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from planning_core.stores.files.taskmerge import INCOMING
+from planning_core.stores.files.merge.taskmerge import INCOMING
 from tests.support.files import assert_mirrored_on_disk
 from tests.support.gitrepo import Repo
 

@@ -10,8 +10,8 @@ from typing import Any
 from planning_core.models import SETTABLE, WIRE
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores.files import FileStore
+from planning_core.stores.files.merge.taskmerge import INCOMING, MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from planning_core.stores.files.taskfiles import LOCK
-from planning_core.stores.files.taskmerge import INCOMING, MERGE_DROPPED, MERGE_KEPT, MERGED_FROM
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.support.gitrepo import Repo
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from planning_core.stores.files.gitmerge import HOOKS
+from planning_core.stores.files.merge.gitmerge import HOOKS
 from tests.git.conftest import by_subject, plan_is_whole
 from tests.git.test_merge import diverge
 from tests.support.gitrepo import Repo

@@ -19,7 +19,7 @@ FILEIO = SERVER.parent / "planning_core" / "fileio"  # a leaf: the standard libr
 # `git-setup` installs git's merge driver for the committed file layout: files by nature.
 GIT_SETUP = "git_setup.py"
 FILE_LAYOUT_MODULES = (
-    "planning_core.stores.files.gitmerge",
+    "planning_core.stores.files.merge.gitmerge",
     "planning_core.stores.files.historylog",
     "planning_core.stores.files.taskfiles",
 )

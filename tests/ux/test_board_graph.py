@@ -10,9 +10,9 @@ import pytest
 
 from planning_core import Planner
 from planning_core.actions import Actions
-from planning_core.mermaid import label_text, plans_graph, task_graph
 from planning_core.models import WIRE, Task
-from planning_core.rows import BOARD_TASK_FIELDS
+from planning_core.rendering.mermaid import label_text, plans_graph, task_graph
+from planning_core.rendering.rows import BOARD_TASK_FIELDS
 from planning_core.stores.files import FileStore
 from server.cli import main
 from server.mcp.resources import plan_text

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from planning_core import safetext
-from planning_core.import_formats import MAX_IMPORT_BYTES
-from planning_core.importing import MAX_IMPORTED_LINKS
+from planning_core.import_export.import_formats import MAX_IMPORT_BYTES
+from planning_core.import_export.importing import MAX_IMPORTED_LINKS
 from planning_core.store import PlanStore
 from planning_core.stores import open_store
 from tests.support.procs import run_cli

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-from .gitmerge import run_driver, run_hook, run_strategy
+from .merge.gitmerge import run_driver, run_hook, run_strategy
 
 
 def strategy() -> int:

@@ -37,7 +37,7 @@ from ..views import KeptViews
 from . import copying, historylog
 from .foldercache import FolderCache
 from .layout import check_creatable, ensure_writable, is_real_dir, list_plans, make_layout, root_mistake
-from .mergefixup import take_notes
+from .merge.mergefixup import take_notes
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import LOCK, PLAN_MD, TASK_FILE

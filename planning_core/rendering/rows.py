@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .models import RULES, Task
-from .outcomes import TaskRow
+from ..models import RULES, Task
+from ..outcomes import TaskRow
 
 # Every row gives the same fields: one set shared by all (pydantic keeps one per model, 0.5 KB).
 ROW_FIELDS = frozenset(TaskRow.model_fields)

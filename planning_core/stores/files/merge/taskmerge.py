@@ -9,9 +9,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
-from ...history import METADATA
-from .taskfiles import MAX_TASK_FILE_BYTES, TASK_FILE
+from ....fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
+from ....history import METADATA
+from ..taskfiles import MAX_TASK_FILE_BYTES, TASK_FILE
 
 INCOMING = "mergeIncoming"  # top-level field: the other side's tasks with this id, not yet renumbered
 INCOMING_BRANCH = "mergeBranch"  # inside an INCOMING task: where it came from, when git said

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
+from ..models import MAX_NOTE, TaskStatus
 from .importing import BEADS_STATUS, MAX_IMPORTED_TASKS, ImportedPlan, ImportedTask
-from .models import MAX_NOTE, TaskStatus
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a source bigger than this is refused, never read
 FORMATS = ("beads", "taskmaster", "claude", "tasksmd")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import safetext
-from .models import MAX_CRITERIA, MAX_CRITERION, MAX_SUBJECT
+from .. import safetext
+from ..models import MAX_CRITERIA, MAX_CRITERION, MAX_SUBJECT
 
 NUMBERED = re.compile(r"^(\s*)\d+[.)]\s+(.*)$")
 CHECKBOX = re.compile(r"^(\s*)[-*+]\s+\[[ xX]\]\s+(.*)$")

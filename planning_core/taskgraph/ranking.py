@@ -19,8 +19,9 @@ import threading
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from . import gates, graph
-from .models import PlanSnapshot, Task, TaskStatus
+from .. import gates
+from ..models import PlanSnapshot, Task, TaskStatus
+from . import graph
 
 NEXT_TASK = "next"  # TaskUpdate's taskId that claims the best ready task
 PRIORITIES = range(5)  # 0 (most urgent) to 4

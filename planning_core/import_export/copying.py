@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .errors import DatabaseUnreachable, PlanExists, PlanningError
-from .store import Copyable, PlanRecord, PlanStore
+from ..errors import DatabaseUnreachable, PlanExists, PlanningError
+from ..store import Copyable, PlanRecord, PlanStore
 
 
 class CopyOutcome(Enum):

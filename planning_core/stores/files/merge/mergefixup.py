@@ -11,12 +11,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...fileio.atomic import replace_many
-from ...fileio.regular import UnreadableFile, read_regular
-from ...names import MAX_TASK_ID
-from ...safetext import escape
-from ...taskdoc import task_filename
-from .taskfiles import HIGHWATERMARK, MERGE_NOTES, TASK_FILE
+from ....fileio.atomic import replace_many
+from ....fileio.regular import UnreadableFile, read_regular
+from ....names import MAX_TASK_ID
+from ....safetext import escape
+from ....taskdoc import task_filename
+from ..taskfiles import HIGHWATERMARK, MERGE_NOTES, TASK_FILE
 from .taskmerge import (
     EDGES,
     INCOMING,

@@ -43,12 +43,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...history import Event, Logged, value_digest
-from ...safetext import escape
-from . import historylog
+from ....history import Event, Logged, value_digest
+from ....safetext import escape
+from .. import historylog
+from ..planlock import LockTimeout, LockUnavailable, plan_lock
+from ..taskfiles import HIGHWATERMARK, LOCK, MERGE_NOTES, PLAN_AREAS, TASK_FILE
 from .mergefixup import add_notes, fix_plan
-from .planlock import LockTimeout, LockUnavailable, plan_lock
-from .taskfiles import HIGHWATERMARK, LOCK, MERGE_NOTES, PLAN_AREAS, TASK_FILE
 from .taskmerge import MERGE_KEPT, ChangedAt, mark_value, merge_task_file, paired_by_id, read_doc, task_text
 
 DRIVER_NAME = "planning-mcp"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from . import gates, verify
-from .activeplans import ACTIVE_PLANS_HEADER as ACTIVE_PLANS_HEADER
-from .activeplans import PlanLine, block_text, line_text, progress_text
-from .models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
-from .safetext import escape
+from .. import gates, verify
+from ..activeplans import ACTIVE_PLANS_HEADER as ACTIVE_PLANS_HEADER
+from ..activeplans import PlanLine, block_text, line_text, progress_text
+from ..models import CorruptFile, PlanSnapshot, PlanSummary, Task, TaskStatus
+from ..safetext import escape
 
 # Everything read from a task file or plan.md is shown through escape(): the files are
 # hand-editable, and a line break or ESC in a subject must not forge lines or reach a

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
-from . import times
-from .errors import CorruptTask, PlanningError, TaskNotFound
-from .models import PlanSnapshot, Task, TaskStatus
+from .. import times
+from ..errors import CorruptTask, PlanningError, TaskNotFound
+from ..models import PlanSnapshot, Task, TaskStatus
 
 Lookup = Callable[[int], Task]
 Clock = Callable[[], dt.datetime]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 import time
 
-from .errors import PlanningError
-from .history import PAGE_MAX, SINCE_LINES, TASK_EVENTS_SHOWN, Logged, event_line, since_summary, since_time
-from .safetext import escape
-from .store import History, PlanStore
+from ..errors import PlanningError
+from ..history import PAGE_MAX, SINCE_LINES, TASK_EVENTS_SHOWN, Logged, event_line, since_summary, since_time
+from ..safetext import escape
+from ..store import History, PlanStore
 
 log = logging.getLogger(__name__)
 

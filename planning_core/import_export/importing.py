@@ -17,11 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import safetext, validate
-from .caller import NOBODY
-from .errors import DependencyCycle, InvalidInput, PlanNotFound
-from .graph import derive_blocks
-from .models import (
+from .. import safetext, validate
+from ..caller import NOBODY
+from ..errors import DependencyCycle, InvalidInput, PlanNotFound
+from ..models import (
     MAX_DESCRIPTION,
     MAX_LABELS,
     MAX_NOTES,
@@ -33,10 +32,11 @@ from .models import (
     is_priority,
     label_problem,
 )
-from .names import check_slug, parse_task_id, slugify, today
-from .queries import resolve_plan
-from .render import render_plan_md
-from .store import PlanStore, PlanTransaction
+from ..names import check_slug, parse_task_id, slugify, today
+from ..queries import resolve_plan
+from ..rendering.render import render_plan_md
+from ..store import PlanStore, PlanTransaction
+from ..taskgraph.graph import derive_blocks
 
 MAX_IMPORTED_TASKS = 10_000  # one source; far above a real project's task file
 MAX_IMPORTED_LINKS = 5 * MAX_IMPORTED_TASKS  # blockedBy links of one source, all its tasks together

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from .models import CorruptFile, PlanSnapshot, Task, TaskStatus
+from ..models import CorruptFile, PlanSnapshot, Task, TaskStatus
+from ..safetext import escape
 from .render import marks
-from .safetext import escape
 
 MAX_LABEL = 60
 
