@@ -24,23 +24,14 @@ from planning_core.errors import InvalidInput, NothingReady, PlanningError
 from planning_core.events import EventHooks, parse_config
 from planning_core.store import PlanStore
 from planning_core.taskgraph.ranking import READY_ORDER
+from tests.support.clock import T0, Clock
 from tests.support.seed import list_tasks
 from tests.support.stores import add_extra_fields, reopened, stored_state, stored_tasks
 from tests.support.waits import bound
 
-T0 = dt.datetime(2026, 5, 28, 9, 0, 0, tzinfo=dt.UTC)
-
 # #2 blocks #3 which blocks #4 (a chain of two behind #2); #1 blocks #5 (one behind #1);
 # #6 blocks nothing. Ready: #1, #2, #6.
 GRAPH: list[list[int]] = [[], [], [2], [3], [1], []]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
 
 
 def make_plan(planner: Planner, blockers: list[list[int]] = GRAPH, name: str = "team") -> str:
@@ -54,11 +45,6 @@ def claim_next(planner: Planner, plan: str, owner: str, **extra: Any) -> int:
 
 def ready(planner: Planner, plan: str, **query: Any) -> list[int]:
     return [t.id for t in list_tasks(planner, plan, "ready", **query).tasks]
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -22,34 +22,16 @@ from planning_core.models import MAX_METADATA_BYTES, metadata_size
 from planning_core.rendering.render import CLAIMABLE_MARK, task_board
 from planning_core.store import PlanStore
 from planning_core.update import CLAIM_HISTORY, CLAIM_HISTORY_KEPT, MAX_LEASE_SECONDS
+from tests.support.clock import T0, Clock
 from tests.support.seed import list_tasks, seed_plan
 from tests.support.stores import reopened, stored_state, stored_tasks
 from tests.support.waits import bound
 
-T0 = dt.datetime(2026, 5, 28, 9, 0, 0, tzinfo=dt.UTC)
 LEASE = 60
 
 
 def at(seconds: float) -> str:
     return (T0 + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class Clock:
-    """The planner's clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def set(self, seconds: float) -> None:
-        self.now = T0 + dt.timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import datetime as dt
 
 import pytest
 
-from planning_core import Planner, Session
+from planning_core import Session
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.errors import InvalidInput, TakenOver
@@ -19,28 +19,9 @@ from planning_core.models import MAX_NOTE, MAX_NOTES
 from planning_core.rendering.render import NOTES_SHOWN
 from planning_core.store import PlanStore
 from server.board.data import plan_data
+from tests.support.clock import T0, Clock
 from tests.support.seed import seed_plan
 from tests.support.stores import make_store, reopened, stored_state, stored_tasks
-
-T0 = dt.datetime(2026, 5, 28, 9, 0, 0, tzinfo=dt.UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def actions(store: PlanStore, clock: Clock) -> Actions:
-    return Actions(Planner(store, clock))
 
 
 @pytest.fixture

@@ -8,43 +8,21 @@ Time is the planner's clock, moved by hand (as in test_leases.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pytest
 
-from planning_core import Planner, Session, TaskStatus
+from planning_core import Session, TaskStatus
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.errors import TakenOver
 from planning_core.session import MAX_CLAIMS_KEPT
 from planning_core.store import PlanStore
+from tests.support.clock import Clock
 from tests.support.seed import seed_plan
 from tests.support.stores import stored_state
 
-T0 = dt.datetime(2026, 5, 28, 9, 0, 0, tzinfo=dt.UTC)
 LEASE = 60
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def set(self, seconds: float) -> None:
-        self.now = T0 + dt.timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def actions(store: PlanStore, clock: Clock) -> Actions:
-    return Actions(Planner(store, clock))
 
 
 @pytest.fixture
