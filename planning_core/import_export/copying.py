@@ -81,34 +81,27 @@ class PlanCopy:
         return text
 
 
+class _PlansWith:
+    """A CopyReport's names of the plans with one outcome."""
+
+    def __init__(self, outcome: CopyOutcome) -> None:
+        self.outcome = outcome
+
+    def __get__(self, report: CopyReport, owner: type) -> list[str]:
+        return [p.name for p in report.plans if p.outcome is self.outcome]
+
+
 @dataclass
 class CopyReport:
     source: str  # describe() of each store: no password
     target: str
     plans: list[PlanCopy] = field(default_factory=list)
 
-    def _named(self, outcome: CopyOutcome) -> list[str]:
-        return [p.name for p in self.plans if p.outcome is outcome]
-
-    @property
-    def copied(self) -> list[str]:
-        return self._named(CopyOutcome.COPIED)
-
-    @property
-    def identical(self) -> list[str]:
-        return self._named(CopyOutcome.IDENTICAL)
-
-    @property
-    def refused(self) -> list[str]:
-        return self._named(CopyOutcome.REFUSED)
-
-    @property
-    def not_copied(self) -> list[str]:
-        return self._named(CopyOutcome.NOT_COPIED)
-
-    @property
-    def unreadable(self) -> list[str]:
-        return self._named(CopyOutcome.UNREADABLE)
+    copied = _PlansWith(CopyOutcome.COPIED)
+    identical = _PlansWith(CopyOutcome.IDENTICAL)
+    refused = _PlansWith(CopyOutcome.REFUSED)
+    not_copied = _PlansWith(CopyOutcome.NOT_COPIED)
+    unreadable = _PlansWith(CopyOutcome.UNREADABLE)
 
     @property
     def incomplete(self) -> list[str]:
