@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from . import gates, queries, update
+from . import done, gates, queries, update
 from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
@@ -35,8 +35,9 @@ from .pages import Pages
 from .planner import Planner, TaskChange
 from .queries import TaskPage
 from .rendering import render, timeline
+from .rendering.plan_text import PlanText, read_plan
 from .rendering.rows import task_row
-from .store import PlanFolders
+from .store import PlanFolders, PlanStore
 from .verification import Progress, StillRunning, Verifier
 
 T = TypeVar("T", bound=BaseModel)
@@ -79,6 +80,11 @@ class Actions:
         self.hooks = hooks  # event hooks (planning_core.events); configured at server start only
         self.verifier = verifier  # the checks a task's criteria name (verification.py)
         self.pages = Pages()  # TaskList rows and pages kept between calls
+
+    @classmethod
+    def over(cls, store: PlanStore, hooks: EventHooks | None = None, verifier: Verifier | None = None) -> Actions:
+        """The actions on `store`: how every server module and command reaches the core."""
+        return cls(Planner(store), hooks, verifier)
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
         store = self.planner.store
@@ -134,6 +140,55 @@ class Actions:
         board = render.task_board(summary, list(snap.tasks.values()), {t.id: t.blocked_by for t in snap.tasks.values()})
         text = f"{CREATED_PLAN}{snap.name} ({len(snap.tasks)} tasks); it is now the current plan.\n{board}"
         return Outcome(text, PlanCreated(plan=summary, task_ids=list(snap.tasks)))
+
+    def plan_from_text(self, caller: Caller, text: str) -> str:
+        """A plan made from an approved plan's text (Claude Code's plan mode): plan.md is the
+        text, its steps (plan_text.read_plan) the tasks. The new plan's name."""
+        plan = read_plan(text)
+        tasks = [
+            {
+                "subject": s.subject,
+                "description": "\n".join(s.description),
+                "blockedBy": s.blocked_by,
+                "acceptance": s.acceptance,
+            }
+            for s in plan.steps
+        ]
+        snap = self.planner.create_plan(plan.title, tasks=tasks, plan_md=text, by=caller.who)
+        caller.session.current_plan = snap.name
+        self._created(snap.name, list(snap.tasks.values()))
+        return snap.name
+
+    def plan_revise(self, caller: Caller, name: str, plan: PlanText) -> str:
+        """The plan revised to an approved plan's steps: new steps are added (each after the
+        one before it), steps no longer in the plan are deleted while still pending; done or
+        started work is never removed. What was done, in one line."""
+        tasks = self.planner.store.snapshot(name).tasks
+        by_subject = {t.subject: t for t in tasks.values()}
+        wanted = {s.subject for s in plan.steps}
+        removed = [t.id for t in tasks.values() if t.subject not in wanted and t.status is TaskStatus.PENDING]
+        for task_id in removed:
+            self.planner.update_task(name, task_id, status="deleted", by=caller.who)
+        added, before = [], None
+        for step in plan.steps:
+            task = by_subject.get(step.subject)
+            if task is None:
+                task = self.planner.create_task(
+                    name,
+                    step.subject,
+                    "\n".join(step.description),
+                    blocked_by=[before] if before else None,
+                    acceptance=step.acceptance,
+                    by=caller.who,
+                )
+                self._created(name, [task])
+                added.append(task.id)
+            before = task.id
+        caller.session.current_plan = name
+        return (
+            f"Revised plan {name} from the approved plan: {len(added)} tasks added, "
+            f"{len(removed)} pending tasks removed."
+        )
 
     def plan_list(self, caller: Caller, include_done: bool = False) -> Outcome[PlanListed]:
         plans = self.planner.summaries(include_done)
@@ -225,8 +280,22 @@ class Actions:
 
     def approve(self, caller: Caller, task_id: Any, plan: str | None = None) -> Outcome[TaskUpdated]:
         """A person approves a gated task (gates.py): the web board's Approve button."""
+        name, change = self.approval(caller, task_id, plan)
+        return _updated(name, change, False)
+
+    def approval(self, caller: Caller, task_id: Any, plan: str | None = None) -> tuple[str, TaskChange]:
+        """A person approves a gated task: the plan's name and the change (the command
+        `approve` says it in its own words)."""
         name = self._plan(caller, plan)
-        return _updated(name, self.planner.approve(name, task_id, by=caller.who), False)
+        return name, self.planner.approve(name, task_id, by=caller.who)
+
+    def work_left(self, caller: Caller, plan: str, mine: Sequence[str] = ()) -> done.WorkLeft:
+        """What is left in the plan for an agent whose owner names are `mine` (done.work_left);
+        an active plan's time gates that have passed are completed first, as the next claim
+        completes them."""
+        if not self.planner.store.is_archived(plan):
+            self.planner.complete_passed_gates(plan, by=caller.who)
+        return done.work_left(self.planner.store.view(plan), self.planner.clock(), mine)
 
     def _verified(
         self, plan: str, aim: update.Target, patch: TaskPatch, progress: Progress | None, known_as: str | None, by: str

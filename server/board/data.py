@@ -10,7 +10,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from planning_core import Planner, PlanningError, PlanSnapshot, TaskStatus
+from planning_core import PlanningError, PlanSnapshot, TaskStatus
+from planning_core.actions import Actions
 from planning_core.models import PlanSummary
 from planning_core.names import PLAN_DATE_LENGTH, match_plan
 from planning_core.rendering import timeline
@@ -97,7 +98,7 @@ def shown_board(
 ) -> tuple[dict[str, Any], dt.datetime | None]:
     """board_data, and when it next changes with no write (the first lease on it to run
     out, moving its task from In progress to Ready), if ever."""
-    summaries = Planner(store).summaries()
+    summaries = Actions.over(store).summaries()
     plans = [p.model_dump(mode="json", by_alias=True) for p in summaries]
     out: dict[str, Any] = {"root": store.describe(), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]

@@ -41,7 +41,6 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
     port in use), with the reason on one line."""
     import uvicorn
 
-    from planning_core import Planner
     from planning_core.actions import Actions
     from planning_core.events import HookConfigError
 
@@ -61,7 +60,7 @@ def run_web(args: argparse.Namespace, choice: StoreChoice) -> int:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return EXIT_CONFIG
     port = int(sock.getsockname()[1])
-    actions = Actions(Planner(store), hooks) if args.actions else None
+    actions = Actions.over(store, hooks) if args.actions else None
     site = BoardSite(store, args.host, port, token, actions, command_caller(args.command))
     url = f"http://{url_host(args.host)}:{port}{BASE}"
     mode = "actions on" if actions else "read-only"

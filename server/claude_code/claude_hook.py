@@ -58,9 +58,9 @@ from ..common.store_choice import StoreChoice, add_store_arguments, open_for_wri
 from . import hook_state
 
 if TYPE_CHECKING:
-    from planning_core import Planner
+    from planning_core.actions import Actions
+    from planning_core.caller import Caller
     from planning_core.done import WorkLeft
-    from planning_core.rendering.plan_text import PlanText
 
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
@@ -100,6 +100,23 @@ def session_file(root: Path, session_id: str) -> Path:
     return root / HOOKS_DIR / hook_state.session_name(session_id)
 
 
+def _actions(store: PlanStore) -> Actions:
+    """The core's actions on the store, imported here: they load the models, which a
+    round of counting never needs."""
+    from planning_core.actions import Actions
+
+    return Actions.over(store)
+
+
+def _caller() -> Caller:
+    """The hook as the core's caller: its writes are by HOOK_WRITER, in a session of its own
+    (the Claude Code session's state is the hook's, kept by _session_state)."""
+    from planning_core.caller import Caller
+    from planning_core.session import Session
+
+    return Caller(HOOK_WRITER, Session())
+
+
 def output(event: str, context: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
@@ -108,13 +125,12 @@ def output(event: str, context: str) -> str:
 
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
-    from planning_core import Planner
     from planning_core.rendering import timeline
     from planning_core.rendering.render import active_plans_block
 
     if root is not None:
         hook_state.sweep(root)
-    block = active_plans_block(Planner(store).summaries())
+    block = active_plans_block(_actions(store).summaries())
     since = timeline.since_text(store, _last_seen(store, root, payload or {}))
     return output("SessionStart", block + (f"\n\n{since}" if since else ""))
 
@@ -136,10 +152,9 @@ def _last_seen(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> 
 def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     """The Active Plans block, cut to PROMPT_CONTEXT_CHARS: the session's current plan
     first when there are more plans than fit, then `(+N more: PlanList)`."""
-    from planning_core import Planner
     from planning_core.rendering.render import line_of
 
-    plans = [line_of(s) for s in Planner(store).summaries() if not s.archived]
+    plans = [line_of(s) for s in _actions(store).summaries() if not s.archived]
     return prompt_block(plans, _saved_current_plan(store, root, payload))
 
 
@@ -269,18 +284,12 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     name = current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
     if name is None:
         return None
-    from planning_core import Planner
-    from planning_core.done import work_left
-
-    planner = Planner(store)
-    try:
-        planner.complete_passed_gates(name, by=HOOK_WRITER)
-        snap = store.view(name)
-    except PlanningError:
-        return None
     owners = state.get("owners")
     mine = ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
-    return work_left(snap, planner.clock(), mine)
+    try:
+        return _actions(store).work_left(_caller(), name, mine)
+    except PlanningError:
+        return None
 
 
 def _work_seen(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
@@ -319,71 +328,24 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
     approved = _approved(payload)
     if approved is None:
         return ""
-    from planning_core import Planner
     from planning_core.actions import CREATED_PLAN
     from planning_core.rendering.plan_text import read_plan
 
     text, where = approved
+    actions, caller = _actions(store), _caller()
     with _session_state(store, root, session_id) as state:
         made = _dict(state.get("plan_mode_plans"))
         earlier = made.get(where)
-        planner = Planner(store)
         if isinstance(earlier, str) and earlier in store.active_plans():
-            name, said = earlier, revise_plan(planner, earlier, read_plan(text))
+            name, said = earlier, actions.plan_revise(caller, earlier, read_plan(text))
         else:
-            name = create_from_plan(planner, text)
+            name = actions.plan_from_text(caller, text)
             said = f"{CREATED_PLAN}{name} from the approved plan; it is now the current plan."
         made.pop(where, None)
         made[where] = name  # the newest last: what a state too big to keep loses first is the oldest
         state.update(plan_mode_plans=made, current_plan=name, plan_quiet=0, updated=time.time())
     board = _board(store, name)
     return output("PostToolUse", f"{said}\n{board}\nStart: TaskUpdate the first ready task to in_progress.")
-
-
-def create_from_plan(planner: Planner, text: str) -> str:
-    from planning_core.rendering.plan_text import read_plan
-
-    plan = read_plan(text)
-    tasks = [
-        {
-            "subject": s.subject,
-            "description": "\n".join(s.description),
-            "blockedBy": s.blocked_by,
-            "acceptance": s.acceptance,
-        }
-        for s in plan.steps
-    ]
-    return planner.create_plan(plan.title, tasks=tasks, plan_md=text, by=HOOK_WRITER).name
-
-
-def revise_plan(planner: Planner, name: str, plan: PlanText) -> str:
-    """New steps are added (each after the one before it), steps no longer in the plan
-    are deleted while still pending; done or started work is never removed."""
-    from planning_core.models import TaskStatus
-
-    tasks = planner.store.snapshot(name).tasks
-    by_subject = {t.subject: t for t in tasks.values()}
-    wanted = {s.subject for s in plan.steps}
-    removed = [t.id for t in tasks.values() if t.subject not in wanted and t.status is TaskStatus.PENDING]
-    for task_id in removed:
-        planner.update_task(name, task_id, status="deleted", by=HOOK_WRITER)
-    added, before = [], None
-    for step in plan.steps:
-        task = by_subject.get(step.subject)
-        if task is None:
-            task = planner.create_task(
-                name,
-                step.subject,
-                "\n".join(step.description),
-                blocked_by=[before] if before else None,
-                acceptance=step.acceptance,
-                by=HOOK_WRITER,
-            )
-            added.append(task.id)
-        before = task.id
-    return (
-        f"Revised plan {name} from the approved plan: {len(added)} tasks added, {len(removed)} pending tasks removed."
-    )
 
 
 def _board(store: PlanStore, name: str) -> str:
@@ -472,9 +434,7 @@ def _created_plan(response: Any) -> str | None:
 
 
 def _has_work(store: PlanStore, current: str | None) -> bool:
-    from planning_core import Planner
-
-    return Planner(store).has_work_in_progress(current)
+    return _actions(store).has_work(current)
 
 
 def hook_store(

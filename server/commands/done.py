@@ -13,14 +13,14 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from planning_core import Planner, PlanningError
-from planning_core.done import work_left
+from planning_core import PlanningError
+from planning_core.actions import Actions
 from planning_core.rendering.render import updated_text
 from planning_core.safetext import escape
 from planning_core.store import PlanStore
 from planning_core.stores import is_database_url
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, command_writer
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, add_store_arguments, command_caller
 from ..common.store_choice import StoreChoice, StoreChoiceError, open_for_writing
 
 EXIT_NOT_DONE = 1  # status --check-done: work remains
@@ -71,9 +71,7 @@ def _run_on_store(choice: StoreChoice, work: Callable[[PlanStore], int]) -> int:
 
 def run_approve(args: argparse.Namespace, choice: StoreChoice) -> int:
     def approve(store: PlanStore) -> int:
-        planner = Planner(store)
-        plan = planner.resolve(args.plan)
-        change = planner.approve(plan, args.task, by=command_writer(args.command))
+        plan, change = Actions.over(store).approval(command_caller(args.command), args.task, args.plan)
         subject = escape(change.task.subject) if change.task else ""
         lines = [f"Approved #{change.task_id} {subject} in plan {plan}: it is completed."]
         lines += updated_text(change.task_id, change.changed, change.unblocked, change.all_done).split("\n")[1:]
@@ -92,13 +90,11 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
         return EXIT_CONFIG
 
     def check_done(store: PlanStore) -> int:
-        planner = Planner(store)
-        names = [planner.resolve(args.plan)] if args.plan else store.active_plans()
+        actions, caller = Actions.over(store), command_caller(args.command)
+        names = [actions.resolve(args.plan, None)] if args.plan else store.active_plans()
         lines = []
         for name in names:
-            if not store.is_archived(name):
-                planner.complete_passed_gates(name, by=command_writer(args.command))
-            left = work_left(store.view(name), planner.clock())
+            left = actions.work_left(caller, name)
             if not left.done:
                 print(left.line)
                 return EXIT_NOT_DONE
