@@ -6,7 +6,7 @@ transaction seeing them first (its snapshot too: the staged changes applied, the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import PlanningError, TaskIdsExhausted, TaskNotFound
 from ..history import Entry, Event, change_events
@@ -42,8 +42,6 @@ class StagedTransaction:
         self.name = name
         self.by = by  # the writer the history entry names
         self._staged: dict[int, Task | None] = {}
-        # The store's view of the plan as locked, when the backend shares one (view()).
-        self.shared_view: Callable[[], PlanSnapshot] | None = None
 
     def _committed(self, task_id: int) -> Task:
         """The committed task, as a copy the caller may change. Raises TaskNotFound or CorruptTask."""
@@ -55,6 +53,11 @@ class StagedTransaction:
     def _committed_plan(self) -> CommittedPlan:
         """The committed plan: its title, copies of its tasks, its unreadable tasks."""
         raise NotImplementedError
+
+    def _shared_view(self) -> PlanSnapshot | None:
+        """The view of the committed plan the backend's store shares (read-only), built from
+        what the transaction holds of it; None: the backend shares none."""
+        return None
 
     def snapshot(self) -> PlanSnapshot:
         """The plan as the transaction sees it: the staged changes applied (an unreadable
@@ -88,16 +91,16 @@ class StagedTransaction:
         """PlanTransaction.view: while nothing is staged, the store's shared view of the
         committed plan when its backend gave one (read-only, nothing copied); otherwise a
         snapshot."""
-        if self._staged or self.shared_view is None:
-            return self.snapshot()
-        return self.shared_view()
+        shared = None if self._staged else self._shared_view()
+        return self.snapshot() if shared is None else shared
 
     def read_tasks(self) -> Iterable[Task]:
         """PlanTransaction.read_tasks: the staged changes over the shared view when the
         backend gave one (a dict of references, no task copied); otherwise a snapshot."""
-        if self.shared_view is None:
+        shared = self._shared_view()
+        if shared is None:
             return self.snapshot().tasks.values()
-        tasks = dict(self.shared_view().tasks)
+        tasks = dict(shared.tasks)
         for task_id, task in self._staged.items():
             if task is None:
                 tasks.pop(task_id, None)

@@ -42,7 +42,7 @@ from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import LOCK, PLAN_MD, TASK_FILE
 from .taskload import load_task
-from .txn import FileTransaction
+from .txn import FileTransaction, folder_view
 
 STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
 DEBOUNCE_MS = 200  # ... or at most this long after its first event
@@ -197,12 +197,7 @@ class FileStore:
         """Like snapshot(), without copying every task: the tasks are shared with the
         cache and must not be changed. For queries over big plans."""
         path, archived = self._folder(name)
-
-        def make() -> PlanSnapshot:  # run under the cache's lock: one thread at a time moves a view
-            cached, corrupt = self.cache.scan(path)
-            return self._views.of(path).view(path.name, self.cache.title(path), archived, cached, corrupt)
-
-        return self.cache.memo(path, f"view:{archived}", make)
+        return folder_view(self.cache, self._views, path, archived)
 
     def summary(self, name: str) -> PlanSummary:
         """Progress and current task, without copying every task as snapshot() does."""
@@ -231,9 +226,7 @@ class FileStore:
                 if not is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
                 historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
-                txn = FileTransaction(name, path, self.cache, by)
-                # Under the lock the store's view is the plan as it is (its index reads every change first).
-                txn.shared_view = lambda: self.view(name)
+                txn = FileTransaction(name, path, self.cache, self._views, by)
                 yield txn
                 txn.commit()
         except LockTimeout:

@@ -10,26 +10,43 @@ from pathlib import Path
 from ...errors import PartialWriteError, StorageError, TaskIdsExhausted
 from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, UnreadableFile, read_regular
-from ...models import Task, TaskStatus
+from ...models import PlanSnapshot, Task, TaskStatus
 from ...names import MAX_TASK_ID
 from ...taskdoc import task_filename
 from ..staging import CommittedPlan, StagedTransaction
+from ..views import KeptViews
 from . import historylog
 from .foldercache import FolderCache
 from .taskfiles import HIGHWATERMARK, TASK_FILE
 from .taskload import load_task
 
 
+def folder_view(cache: FolderCache, views: KeptViews, path: Path, archived: bool) -> PlanSnapshot:
+    """The plan folder's view, kept by `cache` per change: its tasks are shared with the
+    cache and must not be changed."""
+
+    def make() -> PlanSnapshot:  # run under the cache's lock: one thread at a time moves a view
+        cached, corrupt = cache.scan(path)
+        return views.of(path).view(path.name, cache.title(path), archived, cached, corrupt)
+
+    return cache.memo(path, f"view:{archived}", make)
+
+
 class FileTransaction(StagedTransaction):
     """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
 
-    def __init__(self, name: str, path: Path, cache: FolderCache, by: str) -> None:
+    def __init__(self, name: str, path: Path, cache: FolderCache, views: KeptViews, by: str) -> None:
         super().__init__(name, by)
         self.path = path
         self._cache = cache  # the store's parsed files, brought up to date by each scan
+        self._views = views  # the store's views, shared by its reads
         self._high: int | None = None
         self._mark_covered = False  # the files on disk reach the mark (next_id): its data need not be synced
         self._issued: set[int] = set()  # ids from next_id: their files must not exist yet
+
+    def _shared_view(self) -> PlanSnapshot:
+        # Under the lock the store's view is the plan as it is (its cache reads every change first).
+        return folder_view(self._cache, self._views, self.path, False)
 
     def _committed(self, task_id: int) -> Task:
         return load_task(self.path, task_id)

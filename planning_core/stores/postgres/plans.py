@@ -17,9 +17,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...models import CorruptFile, Task
+from ...models import CorruptFile, PlanSnapshot, Task
 from ...names import plan_title
 from ...taskdoc import parse_task, task_filename
+from ..views import KeptViews
 from .db import Conn
 from .schema import PLANS, TASKS
 
@@ -154,3 +155,19 @@ class PlanCache:
         fresh = Parsed(head.version, entries)
         self.keep(head.name, fresh)
         return fresh
+
+
+def version_view(views: KeptViews, head: Head, tasks: Parsed) -> PlanSnapshot:
+    """The view of the plan `head` names as `tasks` hold it (one per version)."""
+    name = head.name
+    key = f"view:{head.archived}:{head.title_text}"
+    kept = tasks.memo.get(key)
+    if isinstance(kept, PlanSnapshot):
+        return kept
+    with views.lock:
+        kept = tasks.memo.get(key)  # another thread may have made it meanwhile
+        if isinstance(kept, PlanSnapshot):
+            return kept
+        made = views.of(name).view(name, head_title(head), head.archived, tasks.tasks, tasks.corrupt)
+        tasks.memo[key] = made
+    return made

@@ -28,7 +28,7 @@ from ..urls import redact
 from ..views import KeptViews
 from . import copying, feed, history, schema, sessions
 from .db import Conn, Database
-from .plans import HEAD, Head, Parsed, PlanCache, head_of, head_title, parsed, write_tasks
+from .plans import HEAD, Head, Parsed, PlanCache, head_of, head_title, parsed, version_view, write_tasks
 from .schema import CHANNEL, PLANS, TASKS
 from .txn import PostgresTransaction
 
@@ -156,18 +156,7 @@ class PostgresStore:
 
     def view_of(self, head: Head, tasks: Parsed) -> PlanSnapshot:
         """The view of the plan `head` names as `tasks` hold it (one per version)."""
-        name = head.name
-        key = f"view:{head.archived}:{head.title_text}"
-        kept = tasks.memo.get(key)
-        if isinstance(kept, PlanSnapshot):
-            return kept
-        with self._views.lock:
-            kept = tasks.memo.get(key)  # another thread may have made it meanwhile
-            if isinstance(kept, PlanSnapshot):
-                return kept
-            made = self._views.of(name).view(name, self.title_of(head), head.archived, tasks.tasks, tasks.corrupt)
-            tasks.memo[key] = made
-        return made
+        return version_view(self._views, head, tasks)
 
     def summary(self, name: str) -> PlanSummary:
         return self.view(name).summary()
@@ -209,8 +198,7 @@ class PostgresStore:
             if head.archived:
                 raise PlanArchived(name)
             locked = self.cache.load(conn, head)
-            txn = PostgresTransaction(conn, head, locked, by)
-            txn.shared_view = lambda: self.view_of(head, locked)  # the plan as locked: this version's view
+            txn = PostgresTransaction(conn, head, locked, self._views, by)
             yield txn
             fresh = txn.flush()
         if fresh is not None:

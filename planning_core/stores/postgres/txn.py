@@ -15,21 +15,26 @@ from __future__ import annotations
 from ...errors import CorruptTask, TaskNotFound
 from ...history import Entry
 from ...history import archived as archived_entry
-from ...models import CorruptFile, Task, TaskStatus
+from ...models import CorruptFile, PlanSnapshot, Task, TaskStatus
 from ..staging import CommittedPlan, MarkedTransaction
+from ..views import KeptViews
 from . import history
 from .db import Conn
-from .plans import UPSERT_TASKS, Head, Parsed, head_title, parsed, upsert_params
+from .plans import UPSERT_TASKS, Head, Parsed, head_title, parsed, upsert_params, version_view
 from .schema import CHANNEL, PLANS, TASKS
 
 
 class PostgresTransaction(MarkedTransaction):
-    def __init__(self, conn: Conn, head: Head, tasks: Parsed, by: str) -> None:
+    def __init__(self, conn: Conn, head: Head, tasks: Parsed, views: KeptViews, by: str) -> None:
         super().__init__(head.name, max(head.high_water, max(tasks.entries, default=0)), by)
         self._conn = conn
         self._head = head
         self._parsed = tasks
+        self._views = views  # the store's views, shared by its reads
         self.archiving = False  # set by PostgresStore.archive: the flush marks the plan archived
+
+    def _shared_view(self) -> PlanSnapshot:
+        return version_view(self._views, self._head, self._parsed)  # the plan as locked: this version's view
 
     def _committed(self, task_id: int) -> Task:
         entry = self._parsed.entries.get(task_id)
