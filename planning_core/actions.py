@@ -19,6 +19,7 @@ from . import done, gates, queries, update
 from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
+from .import_export import importing
 from .models import NewTask, PlanSummary, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
 from .names import check_plan_name
 from .outcomes import (
@@ -189,6 +190,13 @@ class Actions:
             f"Revised plan {name} from the approved plan: {len(added)} tasks added, "
             f"{len(removed)} pending tasks removed."
         )
+
+    def plan_import(
+        self, caller: Caller, plan: importing.ImportedPlan, name: str | None = None
+    ) -> importing.ImportResult:
+        """Another tool's tasks into the plan `name` (importing.import_plan: else the active
+        plan titled as the import is, else a new plan)."""
+        return importing.import_plan(self.planner.store, plan, name, caller.who)
 
     def plan_list(self, caller: Caller, include_done: bool = False) -> Outcome[PlanListed]:
         plans = self.planner.summaries(include_done)

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from planning_core import PlanningError
+from planning_core.actions import Actions
 from planning_core.import_export.import_formats import FORMATS, load
-from planning_core.import_export.importing import beads_lines, import_plan
+from planning_core.import_export.importing import beads_lines
 from planning_core.queries import resolve_plan
 from planning_core.store import PlanStore
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK, command_writer
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, command_caller
 from ..common.store_choice import StoreChoice, StoreChoiceError, add_store_arguments, open_for_reading, open_for_writing
 
 EXPORT_FORMATS = ("beads",)
@@ -49,8 +50,9 @@ def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
         if args.plan and len(plans) > 1:
             raise StoreChoiceError(f"{args.path} holds {len(plans)} tags; give --tag with --plan")
         with _opened(open_for_writing, choice) as store:
+            actions, caller = Actions.over(store), command_caller(args.command)
             for plan in plans:
-                print(import_plan(store, plan, args.plan, command_writer(args.command)).line(), flush=True)
+                print(actions.plan_import(caller, plan, args.plan).line(), flush=True)
     except (StoreChoiceError, PlanningError, OSError) as e:
         return _refused(e)
     return EXIT_OK
