@@ -252,18 +252,26 @@ def _unique(value: list[Any]) -> list[Any]:
     return list(dict.fromkeys(value))
 
 
-def check_labels(value: Any, field: str) -> list[str]:
-    """A task's labels, each once, in the order given; [] (or nothing) for none."""
+def _checked_list(
+    value: Any, field: str, kind: str, noun: str, most: int, problem: Callable[[Any, str], str | None]
+) -> list[Any]:
+    """A list field's value checked as a whole and item by item ([] for nothing): the one
+    rule of labels and acceptance, whose refusals differ only in these words."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InvalidInput(f'{field} must be a list of labels, e.g. ["ui", "bug"]. Nothing was changed.')
-    if len(value) > MAX_LABELS:
-        raise InvalidInput(f"{field} lists {len(value)} labels; at most {MAX_LABELS}. Nothing was changed.")
-    reason = items_problem(value, field, label_problem)
+        raise InvalidInput(f"{field} must be a list of {kind}. Nothing was changed.")
+    if len(value) > most:
+        raise InvalidInput(f"{field} lists {len(value)} {noun}; at most {most}. Nothing was changed.")
+    reason = items_problem(value, field, problem)
     if reason:
         raise InvalidInput(reason + " Nothing was changed.")
-    return _unique(value)
+    return value
+
+
+def check_labels(value: Any, field: str) -> list[str]:
+    """A task's labels, each once, in the order given; [] (or nothing) for none."""
+    return _unique(_checked_list(value, field, 'labels, e.g. ["ui", "bug"]', "labels", MAX_LABELS, label_problem))
 
 
 def items_problem(values: list[Any], field: str, problem: Callable[[Any, str], str | None]) -> str | None:
@@ -369,16 +377,10 @@ def criterion_problem(value: Any, where: str) -> str | None:
 def check_acceptance(value: Any, field: str) -> list[str]:
     """A task's acceptance criteria, each once, stripped, in the order given; [] (or nothing)
     for none."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InvalidInput(f'{field} must be a list of short sentences, e.g. ["returns 401"]. Nothing was changed.')
-    if len(value) > MAX_CRITERIA:
-        raise InvalidInput(f"{field} lists {len(value)} criteria; at most {MAX_CRITERIA}. Nothing was changed.")
-    reason = items_problem(value, field, criterion_problem)
-    if reason:
-        raise InvalidInput(reason + " Nothing was changed.")
-    return _criteria_kept(value)
+    kept = _checked_list(
+        value, field, 'short sentences, e.g. ["returns 401"]', "criteria", MAX_CRITERIA, criterion_problem
+    )
+    return _criteria_kept(kept)
 
 
 def _criteria_kept(value: list[str]) -> list[str]:
