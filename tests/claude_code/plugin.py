@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.claude_model import REQUIRE_CLAUDE_ENV, ClaudeHome, ScriptedModel, claude_bin
-from tests.support.procs import REPO, wait_until
+from tests.support.procs import REPO, as_cloned, wait_until
 from tests.support.waits import bound
 
 PLUGIN = "planning-mcp"
@@ -41,9 +41,9 @@ def release_bin(release: str) -> str:
 
 def install_plugin(binary: str, home: ClaudeHome, model: ScriptedModel) -> None:
     """The README's two commands, which both releases accept: add the marketplace (this
-    checkout), then install the plugin from it."""
+    checkout, as a clone has it), then install the plugin from it."""
     env = home.env(model)
-    for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", f"{PLUGIN}@{PLUGIN}"]):
+    for args in (["plugin", "marketplace", "add", str(as_cloned())], ["plugin", "install", f"{PLUGIN}@{PLUGIN}"]):
         done = subprocess.run(
             [binary, *args],
             capture_output=True,

@@ -18,7 +18,7 @@ from planning_core import Planner
 from planning_core.stores.files import FileStore
 from tests.claude_code.plugin import RELEASES, release_bin
 from tests.support.claude_model import documented_settings
-from tests.support.procs import REPO, console_script
+from tests.support.procs import REPO, as_cloned, console_script
 
 from .tools import claude, host_env, node_bin, python_tool, readme_block, readme_commands, run, tool_dir
 
@@ -96,9 +96,9 @@ def _sample_project(tmp_path: Path) -> Path:
 
 
 def install_as_the_readme_says(binary: Path | str, env: dict[str, str], project: Path) -> None:
-    """The README's plugin commands, with this checkout's path for the GitHub repository."""
+    """The README's plugin commands, with this checkout (as a clone has it) for the GitHub repository."""
     for line in readme_commands("claude-code-plugin"):
-        args = shlex.split(line.replace(GITHUB_REPO, str(REPO)))
+        args = shlex.split(line.replace(GITHUB_REPO, str(as_cloned())))
         assert args[0] == "claude", line
         done = run([binary, *args[1:]], env, cwd=project)
         assert done.returncode == 0, f"{line}: {done.stdout}{done.stderr}"

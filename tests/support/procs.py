@@ -23,6 +23,38 @@ REPO = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 
 
+_CLONE: list[Path] = []
+
+
+def as_cloned() -> Path:
+    """This checkout as `git clone` would give it (the tracked files, and new ones git does not
+    ignore), copied once per test process: what Claude Code copies when it installs the plugin
+    from a local marketplace. The checkout itself would be copied whole, its .venv and the
+    node_modules the tests install included (gigabytes, minutes on a busy machine)."""
+    if not _CLONE:
+        import atexit
+        import tempfile
+
+        listed = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout.decode()
+        made = tempfile.mkdtemp(prefix="planning-mcp-clone-")
+        atexit.register(shutil.rmtree, made, True)
+        clone = Path(made) / REPO.name
+        for name in filter(None, listed.split("\0")):
+            source = REPO / name
+            if source.is_symlink() or not source.is_file():
+                continue  # a link (node_modules in a worktree) or a file deleted but not yet staged
+            target = clone / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        _CLONE.append(clone)
+    return _CLONE[0]
+
+
 def console_script() -> str:
     """The venv's `planning-mcp`, next to the running interpreter (else on PATH)."""
     here = Path(sys.executable).parent / "planning-mcp"
