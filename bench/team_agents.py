@@ -271,7 +271,14 @@ class Team:
         rng = random.Random(self.s.seed)
         while not self.done.is_set():
             await self.pause(self.s.kill_every * rng.uniform(0.7, 1.3))
-            working = sorted(s for s in self.holding if not self.agents[s].done())
+            # A kill falls on a working agent (when none works at its time, it waits for one), and
+            # never twice on one task: a long task killed each time it is taken would never be done.
+            working: list[int] = []
+            while not working and not self.done.is_set():
+                killed = {k.task for k in self.log.kills}
+                working = sorted(s for s, t in self.holding.items() if t not in killed and not self.agents[s].done())
+                if not working:
+                    await self.pause(0.02)
             if working and not self.done.is_set():
                 await self.kill(rng.choice(working))
 

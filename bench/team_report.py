@@ -138,7 +138,8 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         "every K makes about as many calls a second). Each agent loops: claim with a lease (2× the longest task "
         f"+ 1 s, at least {cfg.lease_floor} s: on a loaded machine a completion can wait seconds for the plan), "
         "sleep the task's duration, complete it. About every "
-        f"{cfg.kill_every:g} s a random working agent's server is killed (`kill -9`) and a new agent (a new server, "
+        f"{cfg.kill_every:g} s a random working agent's server is killed (`kill -9`; never twice while on one task) "
+        "and a new agent (a new server, "
         "a new owner) takes its place; the killed agent's task must wait for its lease to run out and be taken over.",
         "",
         '- **new way**: `TaskUpdate` with `taskId: "next"`, `status: "in_progress"`, `owner`, `leaseSeconds` '

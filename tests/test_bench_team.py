@@ -13,12 +13,13 @@ from bench.team_plan import make_plan
 from bench.team_report import HEADING, replace_section, team_section
 from tests.support.waits import bound
 
-# Seconds of work, a kill every 3 s and 2 s leases are what the run is; the deadlines are bounds.
+# Seconds of work, a kill about every 2 s (the first before the work can be done: a working agent
+# is waited for) and 2 s leases are what the run is; the deadlines are bounds.
 TINY = TeamConfig(
     ks=(2,),
     tasks=20,
-    work_seconds=3.0,
-    kill_every=3.0,
+    work_seconds=4.0,
+    kill_every=2.0,
     stores=("file",),
     lease_floor=2,
     deadline=bound(60),
