@@ -312,16 +312,32 @@ PRIORITY_RULE = FieldRule(
     clear=CLEAR_PRIORITY,
     board=True,
 )
-LABELS_RULE = FieldRule(
-    check=check_labels,
-    in_plan=Annotated[
-        list[str],
-        Field(default_factory=list, max_length=MAX_LABELS),
-        AfterValidator(plan_items(label_problem, _unique)),
-    ],
-    tool=list[StrictStr],
-    board=True,
-)
+
+
+def list_rule(
+    check: Callable[[Any, str], list[Any]],
+    problem: Callable[[Any, str], str | None],
+    kept: Callable[[list[Any]], list[Any]],
+    most: int,
+    item: Any,
+    tool_item: Any,
+) -> FieldRule:
+    """The rule of a list field the board shows: `check` for TaskCreate and TaskUpdate; in
+    PlanCreate's tasks a list of `item` (at most `most`), each checked by `problem`, `kept` what
+    is kept; the tools' parameter a list of `tool_item`."""
+    return FieldRule(
+        check=check,
+        in_plan=Annotated[
+            list[item],
+            Field(default_factory=list, max_length=most),
+            AfterValidator(plan_items(problem, kept)),
+        ],
+        tool=list[tool_item],
+        board=True,
+    )
+
+
+LABELS_RULE = list_rule(check_labels, label_problem, _unique, MAX_LABELS, str, StrictStr)
 # In PlanCreate's tasks parent is a 1-based position in that list, like blockedBy.
 PARENT_RULE = FieldRule(
     check=check_parent,
@@ -401,17 +417,8 @@ def named_checks(acceptance: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(n for c in acceptance if (n := check_named(c)) is not None))
 
 
-ACCEPTANCE_RULE = FieldRule(
-    check=check_acceptance,
-    # Items untyped in the schema (tools/list is read every turn): each is checked here.
-    in_plan=Annotated[
-        list[Any],
-        Field(default_factory=list, max_length=MAX_CRITERIA),
-        AfterValidator(plan_items(criterion_problem, _criteria_kept)),
-    ],
-    tool=list[Any],
-    board=True,
-)
+# Items untyped in the schema (tools/list is read every turn): each is checked here.
+ACCEPTANCE_RULE = list_rule(check_acceptance, criterion_problem, _criteria_kept, MAX_CRITERIA, Any, Any)
 
 
 # -- handoff notes ----------------------------------------------------------------------

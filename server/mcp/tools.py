@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictInt, StrictStr
 
-from planning_core import PlanningError, TaskSpec, TodoItem
+from planning_core import PlanningError, TaskSpec, TodoItem, outcomes
 from planning_core.actions import Actions, Outcome
 from planning_core.caller import Caller
 from planning_core.models import (
@@ -30,16 +30,6 @@ from planning_core.models import (
     TaskPatch,
     UpdateStatus,
     problem_line,
-)
-from planning_core.outcomes import (
-    PlanArchivedResult,
-    PlanCreated,
-    PlanListed,
-    TaskCreated,
-    TaskFetched,
-    TaskListed,
-    TaskUpdated,
-    TodoListed,
 )
 from planning_core.queries import DEFAULT_PAGE, MAX_PAGE
 from planning_core.taskgraph.ranking import NEXT_TASK
@@ -115,7 +105,7 @@ async def _task_update(ctx: Context, task_id: Any, plan: str | None, patch: Task
     """TaskUpdate: the change; a claim that waits (claim_wait.py); a completion of a task
     gated for a person, asked of the client's user where it can (approval.py)."""
 
-    def call(a: Actions, s: Caller) -> Outcome[TaskUpdated]:
+    def call(a: Actions, s: Caller) -> Outcome[outcomes.TaskUpdated]:
         return a.task_update(s, task_id, plan, patch, progress=_progress(ctx))
 
     if wait is not None:
@@ -362,7 +352,7 @@ def register(server: MCPServer[AppState]) -> None:
         date: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
         tasks: Annotated[list[TaskSpec] | None, Field(description="blockedBy, parent: 1-based positions here")] = None,
         review: Annotated[bool, Field(description="user approves first")] = False,
-    ) -> Annotated[CallToolResult, PlanCreated]:
+    ) -> Annotated[CallToolResult, outcomes.PlanCreated]:
         """Create a plan (plan.md + tasks) for work of 3+ steps; it becomes current."""
         verdict = await plan_review(ctx, title, approach, steps, tasks) if review else None
         if verdict is not None and not verdict.write:
@@ -373,24 +363,24 @@ def register(server: MCPServer[AppState]) -> None:
         return result
 
     @server.tool(name="PlanList", annotations=READ)
-    async def plan_list(ctx: Context, includeDone: bool = False) -> Annotated[CallToolResult, PlanListed]:
+    async def plan_list(ctx: Context, includeDone: bool = False) -> Annotated[CallToolResult, outcomes.PlanListed]:
         """List plans: progress and current task."""
         return await _answer(ctx, lambda a, s: a.plan_list(s, includeDone))
 
     @server.tool(name="PlanArchive", annotations=UPDATE)
     async def plan_archive(
         ctx: Context, plan: PlanName = None, force: bool = False
-    ) -> Annotated[CallToolResult, PlanArchivedResult]:
+    ) -> Annotated[CallToolResult, outcomes.PlanArchivedResult]:
         """Move a finished plan to done/ (force: even unfinished)."""
         return await _answer(ctx, lambda a, s: a.plan_archive(s, plan, force))
 
-    async def task_create(ctx: Context, **given: Any) -> Annotated[CallToolResult, TaskCreated]:
+    async def task_create(ctx: Context, **given: Any) -> Annotated[CallToolResult, outcomes.TaskCreated]:
         """Add a pending task to a plan."""
         plan, blocked_by, blocks = given.pop("plan"), given.pop("blockedBy"), given.pop("blocks")
         new = NewTask(blocked_by=blocked_by, blocks=blocks, **given)
         return await _answer(ctx, lambda a, s: a.task_create(s, new, plan=plan))
 
-    async def task_update(ctx: Context, **given: Any) -> Annotated[CallToolResult, TaskUpdated]:
+    async def task_update(ctx: Context, **given: Any) -> Annotated[CallToolResult, outcomes.TaskUpdated]:
         """Change a task (in_progress + owner claims it; deleted removes it). note appends; a
         leaseSeconds claim lapses unless renewed."""
         own = {name: given.pop(name) for name in _UPDATE_OWN}
@@ -425,12 +415,14 @@ def register(server: MCPServer[AppState]) -> None:
         cursor: str | None = None,
         label: str | None = None,
         parent: StrictInt | None = None,
-    ) -> Annotated[CallToolResult, TaskListed]:
+    ) -> Annotated[CallToolResult, outcomes.TaskListed]:
         """The plan's task board, one line a task."""
         return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor, label, parent))
 
     @server.tool(name="TaskGet", annotations=READ)
-    async def task_get(taskId: TaskId, ctx: Context, plan: PlanName = None) -> Annotated[CallToolResult, TaskFetched]:
+    async def task_get(
+        taskId: TaskId, ctx: Context, plan: PlanName = None
+    ) -> Annotated[CallToolResult, outcomes.TaskFetched]:
         """One task in full."""
         return await _answer(ctx, lambda a, s: a.task_get(s, taskId, plan))
 
@@ -444,7 +436,7 @@ def register(server: MCPServer[AppState]) -> None:
         items: list[TodoItem],
         ctx: Context,
         topic: str | None = None,
-    ) -> Annotated[CallToolResult, TodoListed]:
+    ) -> Annotated[CallToolResult, outcomes.TodoListed]:
         return await _answer(ctx, lambda a, s: a.todo(s, items, topic), inline=True)
 
     compact_schemas(server)

@@ -14,6 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.support.waits import bound
 
@@ -36,6 +37,11 @@ class Check:
     id: str
     status: str
     message: str
+
+    @classmethod
+    def read(cls, raw: dict[str, Any]) -> Check:
+        """One check as the suite's checks.json holds it."""
+        return cls(str(raw.get("id")), str(raw.get("status")), str(raw.get("errorMessage") or ""))
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,5 @@ def read_results(out_dir: Path) -> dict[str, list[Check]]:
         if not m or not (folder / "checks.json").is_file():
             continue
         raw = json.loads((folder / "checks.json").read_text(encoding="utf-8"))
-        results.setdefault(m["scenario"], []).extend(
-            Check(str(c.get("id")), str(c.get("status")), str(c.get("errorMessage") or "")) for c in raw
-        )
+        results.setdefault(m["scenario"], []).extend(Check.read(c) for c in raw)
     return results

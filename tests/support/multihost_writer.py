@@ -88,16 +88,16 @@ class Shared:
         self.top = max(self.top, task_id)
 
 
+@dataclass(eq=False)  # each writer is itself: compared and hashed by identity
 class Writer:
-    def __init__(self, name: str, client: Client, plan: str, shared: Shared, rng: random.Random, log: TextIO) -> None:
-        self.name = name
-        self.client = client
-        self.plan = plan
-        self.shared = shared
-        self.rng = rng
-        self.log = log
-        self.op = 0
-        self.held: list[int] = []  # tasks this writer holds by an acknowledged claim
+    name: str
+    client: Client
+    plan: str
+    shared: Shared
+    rng: random.Random
+    log: TextIO
+    op: int = 0
+    held: list[int] = field(default_factory=list)  # tasks this writer holds by an acknowledged claim
 
     async def call(self, kind: str, tool: str, args: dict[str, Any], phase: int, task: int | None) -> tuple[str, Any]:
         self.op += 1
