@@ -7,7 +7,7 @@ on the file store (one host, the servers sharing one --root) and on PostgreSQL w
 servers on three hosts (network namespaces on a bridge: tests/support/netns.py).
 
     python -m bench.team [--quick] [--k 1 4 16 32] [--tasks 1000] [--work-seconds S]
-                         [--stores file pg] [--ways new old] [--out BENCHMARKS.md | --no-write]
+                         [--lease-floor S] [--stores file pg] [--ways new old] [--out BENCHMARKS.md | --no-write]
 
 Prints the table and writes its section of BENCHMARKS.md (replacing the one there);
 `python -m bench.run` runs a smaller set (TEAM_IN_FULL_RUN / TEAM_IN_QUICK_RUN) into the
@@ -253,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, help="tasks in the plan")
     ap.add_argument("--work-seconds", type=float, help="total work / K in each run (durations are scaled to it)")
     ap.add_argument("--kill-every", type=float, help="seconds between kills (0: none)")
+    ap.add_argument("--lease-floor", type=int, help="the shortest lease an agent takes (whole seconds, at least 1)")
     ap.add_argument("--stores", nargs="+", choices=STORES)
     ap.add_argument("--ways", nargs="+", choices=WAYS)
     ap.add_argument("--deadline", type=float, help="seconds for the whole benchmark")
@@ -262,12 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md", help="the file whose section is replaced")
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args(argv)
+    if args.lease_floor is not None and args.lease_floor < 1:
+        ap.error("--lease-floor must be at least 1 second")
     cfg = TEAM_QUICK if args.quick else TeamConfig()
     given = {
         "ks": tuple(args.k) if args.k else None,
         "tasks": args.tasks,
         "work_seconds": args.work_seconds,
         "kill_every": args.kill_every,
+        "lease_floor": args.lease_floor,
         "stores": tuple(args.stores) if args.stores else None,
         "ways": tuple(args.ways) if args.ways else None,
         "deadline": args.deadline,

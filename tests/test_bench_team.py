@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.team import TeamConfig, run_all
+import pytest
+
+from bench.team import TeamConfig, main, run_all
 from bench.team_agents import Claim, Done, Log, kill_leftovers
 from bench.team_check import TeamResult, early_starts, worked_twice
 from bench.team_plan import make_plan
@@ -82,3 +84,13 @@ def test_the_judge_counts_each_kind_of_violation_it_is_shown() -> None:
     twice = worked_twice(log.claims, log.dones, killed=set(), lease=5)
     assert (twice.reopened, twice.under_lease, twice.completed_twice) == (1, 1, 0)
     assert twice.violations == 2
+
+
+def test_the_lease_floor_given_is_the_one_the_report_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--lease-floor` sets the shortest lease the agents take, and the section says that floor."""
+    saved = tmp_path / "runs.jsonl"
+    saved.write_text("")
+    assert main(["--render", str(saved), "--lease-floor", "3", "--no-write"]) == 0
+    assert "at least 3 s" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--render", str(saved), "--lease-floor", "0", "--no-write"])

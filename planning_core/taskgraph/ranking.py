@@ -14,9 +14,10 @@ a cycle of hand-edited links.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from .. import gates
@@ -29,6 +30,7 @@ NO_PRIORITY_RANK = 2.5  # a task without a priority ranks after priority 2, befo
 READY_ORDER = "best first: priority, then the work waiting behind, then id"
 MAX_NAMED = 10  # tasks a "nothing ready" answer names; the rest are counted
 MAX_KEPT_PLANS = 64  # plans whose ranking is kept (one version each)
+MAX_UPDATED = 64  # changed tasks up to which a plan's kept ranking is updated, not made anew
 
 
 class Pick(NamedTuple):
@@ -80,6 +82,11 @@ def chain_lengths(snap: PlanSnapshot) -> dict[int, int]:
     one pass over the graph from the tasks that block nothing back along blockedBy (the
     truth), so a chain thousands long costs no recursion. Tasks on a cycle of hand-edited
     links (and those before one) keep what was measured of them."""
+    return _measured_chains(snap)[0]
+
+
+def _measured_chains(snap: PlanSnapshot) -> tuple[dict[int, int], bool]:
+    """chain_lengths, and whether every task was measured (no cycle)."""
     tasks = snap.tasks
     length = dict.fromkeys(tasks, 0)
     unmeasured = dict.fromkeys(tasks, 0)  # per task, the tasks it blocks not yet measured
@@ -88,6 +95,7 @@ def chain_lengths(snap: PlanSnapshot) -> dict[int, int]:
             if b in unmeasured:
                 unmeasured[b] += 1
     measured = [i for i, n in unmeasured.items() if n == 0]
+    found = len(measured)
     done = TaskStatus.COMPLETED
     while measured:
         i = measured.pop()
@@ -102,7 +110,8 @@ def chain_lengths(snap: PlanSnapshot) -> dict[int, int]:
             unmeasured[b] = left - 1
             if left == 1:
                 measured.append(b)
-    return length
+                found += 1
+    return length, found == len(tasks)
 
 
 class Ranked(NamedTuple):
@@ -113,45 +122,140 @@ class Ranked(NamedTuple):
     chains: dict[int, int]
 
 
+def _may_be_ready(task: Task, still_open: Callable[[int], bool]) -> bool:
+    """Ready now or later without a write (graph.is_ready but for the moment, which
+    graph.can_start judges when asked): pending, or in progress under a lease that may run
+    out, with no blocker open (graph.blocker_open: unfinished or unreadable)."""
+    return (
+        (task.status is TaskStatus.PENDING or (task.status is TaskStatus.IN_PROGRESS and bool(task.lease_expires_at)))
+        and not any(still_open(b) for b in task.blocked_by)
+        and task.gate is None  # no agent starts a gated task (gates.py)
+    )
+
+
 def ranked(snap: PlanSnapshot) -> Ranked:
-    """The tasks ready now or later without a write (graph.is_ready but for the moment,
-    which graph.can_start judges when asked): pending, or in progress under a lease that
-    may run out, with no blocker open (graph.blocker_open: unfinished or unreadable)."""
+    """The tasks that may be ready (_may_be_ready), best first."""
+    return _ranked_anew(snap)[0]
+
+
+def _ranked_anew(snap: PlanSnapshot) -> tuple[Ranked, bool]:
+    """ranked, and whether its chains measured every task (no cycle)."""
     tasks = snap.tasks
-    chains = chain_lengths(snap)
+    chains, whole = _measured_chains(snap)
     still_open = {i for i, t in tasks.items() if t.status is not TaskStatus.COMPLETED}
     still_open.update(c.task_id for c in snap.corrupt)
-    candidates = [
-        t
-        for t in tasks.values()
-        if (t.status is TaskStatus.PENDING or (t.status is TaskStatus.IN_PROGRESS and t.lease_expires_at))
-        and still_open.isdisjoint(t.blocked_by)
-        and t.gate is None  # no agent starts a gated task (gates.py)
-    ]
-    return Ranked(sorted(candidates, key=lambda t: rank_key(t, chains)), chains)
+    candidates = [t for t in tasks.values() if _may_be_ready(t, still_open.__contains__)]
+    return Ranked(sorted(candidates, key=lambda t: rank_key(t, chains)), chains), whole
+
+
+class _Kept(NamedTuple):
+    """A plan's last ranked version, and what ranking a later version from it needs: per
+    task, the tasks naming it in blockedBy (None: this version is ranked anew next time)."""
+
+    snap: PlanSnapshot
+    ranked: Ranked
+    below: dict[int, list[int]] | None
+
+
+def _kept_anew(snap: PlanSnapshot) -> _Kept:
+    made, whole = _ranked_anew(snap)
+    if not whole or snap.corrupt:
+        return _Kept(snap, made, None)
+    below: dict[int, list[int]] = {i: [] for i in snap.tasks}
+    for t in snap.tasks.values():
+        for b in t.blocked_by:
+            if b in below:
+                below[b].append(t.id)
+    return _Kept(snap, made, below)
+
+
+def _changed_tasks(was: PlanSnapshot, now: PlanSnapshot) -> list[int] | None:
+    """The tasks of `now` that are not those of `was` (a view shares the task objects it did
+    not reread); None when the change is not one a ranking is updated for: tasks added or
+    removed, a link changed, an unreadable task, or more than MAX_UPDATED changed."""
+    if now.corrupt or len(was.tasks) != len(now.tasks):
+        return None
+    before = was.tasks
+    changed: list[int] = []
+    for i, t in now.tasks.items():
+        old = before.get(i)
+        if old is t:
+            continue
+        if old is None or old.blocked_by != t.blocked_by or len(changed) == MAX_UPDATED:
+            return None
+        changed.append(i)
+    return changed
+
+
+def _rechain(
+    chains: dict[int, int], tasks: Mapping[int, Task], below: dict[int, list[int]], toggled: list[int]
+) -> set[int]:
+    """Update `chains` for the tasks `toggled` (completed, or no longer): each blocker's chain
+    is measured again from the tasks it blocks, and so on back while one changes. The
+    tasks whose chain changed."""
+    done = TaskStatus.COMPLETED
+    moved: set[int] = set()
+    todo = [b for i in toggled for b in tasks[i].blocked_by]
+    while todo:
+        b = todo.pop()
+        if b not in tasks:
+            continue
+        length = max((chains[d] + (tasks[d].status is not done) for d in below[b]), default=0)
+        if length != chains[b]:
+            chains[b] = length
+            moved.add(b)
+            todo.extend(tasks[b].blocked_by)
+    return moved
+
+
+def _reranked(kept: _Kept, snap: PlanSnapshot) -> Ranked | None:
+    """The ranking of `snap` from the kept one of an earlier version, when only a few tasks
+    changed and no link (a claim, a completion, a lease): what ranked(snap) would give,
+    without measuring the whole plan again. None: rank it anew."""
+    changed = _changed_tasks(kept.snap, snap) if kept.below is not None else None
+    if changed is None or kept.below is None:
+        return None
+    tasks, before, below = snap.tasks, kept.snap.tasks, kept.below
+    done = TaskStatus.COMPLETED
+    toggled = [i for i in changed if (tasks[i].status is done) != (before[i].status is done)]
+    chains = dict(kept.ranked.chains)
+    touched = set(changed) | _rechain(chains, tasks, below, toggled)
+    touched.update(d for i in toggled for d in below[i])  # their blockers' state decides if they are ready
+
+    def still_open(b: int) -> bool:
+        blocker = tasks.get(b)
+        return blocker is not None and blocker.status is not done
+
+    order = [t for t in kept.ranked.order if t.id not in touched]
+    for i in touched:
+        if _may_be_ready(tasks[i], still_open):
+            bisect.insort(order, tasks[i], key=lambda t: rank_key(t, chains))
+    return Ranked(order, chains)
 
 
 class _KeptRanks:
     """The ranking of each plan's last view (a store's view is one object per version of
     the plan, PlanStore.view): TaskList pages and claims that find the plan unchanged
-    rank it once, not once per call."""
+    rank it once, not once per call; a later version with a few tasks changed (a claim, a
+    completion) is ranked from it (_reranked), not measured whole again."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[str, tuple[PlanSnapshot, Ranked]] = {}
+        self._kept: dict[str, _Kept] = {}
 
     def of(self, snap: PlanSnapshot) -> Ranked:
         with self._lock:
             hit = self._kept.get(snap.name)
-        if hit is not None and hit[0] is snap:
-            return hit[1]
-        made = ranked(snap)
+        if hit is not None and hit.snap is snap:
+            return hit.ranked
+        made = _reranked(hit, snap) if hit is not None else None
+        kept = _Kept(snap, made, hit.below) if made is not None and hit is not None else _kept_anew(snap)
         with self._lock:
             self._kept.pop(snap.name, None)
             while len(self._kept) >= MAX_KEPT_PLANS:
                 self._kept.pop(next(iter(self._kept)))
-            self._kept[snap.name] = (snap, made)
-        return made
+            self._kept[snap.name] = kept
+        return kept.ranked
 
 
 KEPT_RANKS = _KeptRanks()
