@@ -6,7 +6,6 @@ A value from a tool call reaches the file system only after passing one of these
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -63,6 +62,8 @@ def slugify(text: str) -> str:
         slug = slug.strip("-")
     if slug:
         return slug
+    import hashlib  # here: the Claude Code hook loads this module at every call and never slugs
+
     digest = hashlib.sha256(unicodedata.normalize("NFC", text.strip()).encode()).hexdigest()
     return f"{FALLBACK_SLUG}-{digest[:6]}"
 

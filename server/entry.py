@@ -4,7 +4,6 @@ the hook needs (no MCP SDK, no server, no other command). Everything else is ser
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
@@ -13,7 +12,15 @@ HOOK = "hook"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == [HOOK] and len(args) <= 2 and not any(a.startswith("-") for a in args):
+        # The plugin's command line (`hook EVENT`), read without argparse; any other one
+        # (options, help) goes through the parser below.
+        from .claude_code.claude_hook import main as hook_main
+
+        return hook_main(args[1] if len(args) == 2 else None, None)
     if args[:1] == [HOOK]:
+        import argparse
+
         from .claude_code.claude_hook import add_hook_parser, run_hook
         from .common.store_choice import add_store_arguments
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterable
 
 TEMP_SUFFIX = ".tmp"
@@ -19,8 +18,10 @@ Target = str | os.PathLike[str]
 
 def temp_name(target: Target) -> str:
     # Plain strings on the write path: pathlib costs more than the system calls it wraps here.
+    # os.urandom is what secrets.token_hex reads, without loading secrets (random, base64) into
+    # the Claude Code hook, which writes its state at every tool call.
     folder, name = os.path.split(os.fspath(target))
-    return os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
 
 
 def is_temp(name: str) -> bool:

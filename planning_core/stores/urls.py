@@ -5,12 +5,9 @@ backend share it without one importing the other."""
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
-
-log = logging.getLogger("planning_mcp")
 
 DATABASE_SCHEMES = ("postgresql", "postgres")
 MEMORY_URL = "memory:"
@@ -169,5 +166,8 @@ def database_url(url: str) -> str:
     key, value = MULTI_HOST_ATTRS
     if not parsed.several_hosts or parsed.param(key) is not None:
         return url
+    import logging  # here: the Claude Code hook reads a URL at every call, and logs nothing
+
+    log = logging.getLogger("planning_mcp")
     log.warning("the store URL %s names several hosts: connecting with %s=%s", parsed.shown(), key, value)
     return parsed.with_param(key, value)

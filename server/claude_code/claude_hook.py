@@ -30,7 +30,6 @@ a user-level hook is otherwise harmless in projects without one.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -58,6 +57,8 @@ from ..common.store_choice import StoreChoice, add_store_arguments, open_for_wri
 from . import hook_state
 
 if TYPE_CHECKING:
+    import argparse
+
     from planning_core.actions import Actions
     from planning_core.caller import Caller
     from planning_core.done import WorkLeft

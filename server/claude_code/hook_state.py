@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import re
@@ -61,6 +60,8 @@ def session_name(session_id: str) -> str:
     only; an id that had others, or was longer, gets a hash of itself."""
     safe = re.sub(r"[^A-Za-z0-9_-]", "_", session_id)[:_NAME_CHARS]
     if safe != session_id:
+        import hashlib  # here: Claude Code's session ids are all safe characters
+
         safe += "-" + hashlib.sha256(session_id.encode()).hexdigest()[:_HASH_CHARS]
     return safe + STATE_SUFFIX
 

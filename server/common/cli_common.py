@@ -11,7 +11,6 @@ reader (`| head`), as a program ended by SIGPIPE reports."""
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from .store_choice import add_store_arguments
@@ -33,8 +32,6 @@ __all__ = [
     "load_hooks",
 ]
 
-log = logging.getLogger("planning_mcp")
-
 EXIT_OK = 0
 EXIT_VIEW = 1  # board, graph or watch cannot show what was asked
 EXIT_CONFIG = 2  # cannot run as configured
@@ -46,12 +43,14 @@ HOOKS_HELP = "event hooks file (JSON; default: $PLANNING_MCP_HOOKS)"
 
 def load_hooks(path: str | None) -> EventHooks | None:
     """The hooks file, logged once; raises HookConfigError (a bad file cannot run: exit 2)."""
+    import logging  # here: the Claude Code hook imports this module and logs nothing
+
     from planning_core.events import EventHooks
 
     hooks = EventHooks.load(path)
     if hooks:
         events = ", ".join(f"{e} ({len(c)})" for e, c in hooks.commands.items() if c)
-        log.warning("event hooks from %s: %s", hooks.source, events)
+        logging.getLogger("planning_mcp").warning("event hooks from %s: %s", hooks.source, events)
     return hooks
 
 

@@ -13,11 +13,11 @@ unexpected. Passwords in URLs are never printed (stores.redact)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from planning_core import PlanningError
@@ -25,6 +25,9 @@ from planning_core.store import STORE_ENV, PlanFolders, PlanStore
 from planning_core.stores import MEMORY_URL, DatabaseUrl, is_conninfo, is_database_url, open_store, redact
 
 from .default_root import DefaultRoot, default_root
+
+if TYPE_CHECKING:  # the Claude Code hook reads its plain command line without argparse (entry.py)
+    import argparse
 
 ROOT_ENV = "PLANNING_MCP_ROOT"
 ROOT_PLACEHOLDER = "/ABSOLUTE/PATH"  # README's and mcp.json.example's text, to be replaced by the user
