@@ -6,6 +6,7 @@ same run (the floor any Python hook pays), and each case's median and p95 in mil
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import planning_core
+import server
 from bench.mdtable import table
 from planning_core import Planner
 from planning_core.stores.files import FileStore
@@ -39,7 +42,11 @@ def chain_plan(project: Path, tasks: int, **first: Any) -> None:
 
 def hook_env() -> dict[str, str]:
     """The environment a hook runs in: no PLANNING_MCP_* of the caller's, and this
-    interpreter's bin (where planning-mcp is installed) first on PATH, for the launcher."""
+    interpreter's bin (where planning-mcp is installed) first on PATH, for the launcher.
+    The code's bytecode is written first, as an installed wheel has it: an editable install
+    run with PYTHONDONTWRITEBYTECODE would otherwise compile every module at every call."""
+    for package in (planning_core, server):
+        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNING_MCP_")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
