@@ -78,6 +78,12 @@ def time_passed(task: Any, now: dt.datetime) -> bool:
     return until is not None and until <= now
 
 
+def passed_time_gates(tasks: Iterable[Any], now: dt.datetime) -> list[int]:
+    """The ids of the tasks whose time gate has passed (time_passed), looking further only
+    at those with a gate: each claim asks this of every task of the plan."""
+    return [t.id for t in tasks if t.gate is not None and time_passed(t, now)]
+
+
 def approve_command(plan: str, task_id: int) -> str:
     return f"{APPROVE_COMMAND} {plan} {task_id}"
 

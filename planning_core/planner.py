@@ -311,7 +311,7 @@ class Planner:
         """Complete the plan's tasks whose time gate has passed (a parent with unfinished
         parts stays as it is: its parts come first)."""
         now = self.clock()
-        due = [t.id for t in self.store.view(plan).tasks.values() if gates.time_passed(t, now)]
+        due = gates.passed_time_gates(self.store.view(plan).tasks.values(), now)
         done = []
         for task_id in due:
             try:
