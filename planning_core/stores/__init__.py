@@ -19,6 +19,8 @@ __all__ = [
     "is_conninfo",
     "is_database_url",
     "open_store",
+    "plain_active_plans",
+    "plain_plan_line",
     "plain_plan_lines",
     "redact",
 ]
@@ -54,6 +56,28 @@ def plain_plan_lines(url: str | Path) -> list[PlanLine] | None:
     from .files.plainread import active_plan_lines
 
     return active_plan_lines(_file_root(text))
+
+
+def plain_active_plans(url: str | Path) -> list[str] | None:
+    """The active plans' names (PlanStore.active_plans) read without the models, for a store
+    that is a folder of files; None for any other store."""
+    text = str(url)
+    if is_database_url(text) or _is_memory(text):
+        return None
+    from .files.plainread import active_plan_names
+
+    return active_plan_names(_file_root(text))
+
+
+def plain_plan_line(url: str | Path, name: str) -> PlanLine | None:
+    """One active plan's line read without the models (plain_plan_lines); None for any other
+    store, or when only the store can tell."""
+    text = str(url)
+    if is_database_url(text) or _is_memory(text):
+        return None
+    from .files.plainread import active_plan_line
+
+    return active_plan_line(_file_root(text), name)
 
 
 def _is_memory(text: str) -> bool:

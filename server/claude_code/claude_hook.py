@@ -49,7 +49,7 @@ from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.names import check_plan_name
 from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
-from planning_core.stores import is_database_url, plain_plan_lines
+from planning_core.stores import is_database_url, plain_active_plans, plain_plan_line, plain_plan_lines
 
 from ..common.cli_common import EXIT_OK, command_writer
 from ..common.default_root import DefaultRoot, default_root
@@ -259,12 +259,27 @@ def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
     happen, saying why, once blocked stop_blocks() times in a row with no task completed
     in between (Claude Code's `stop_hook_active`: this stop follows a blocked one) or when
     what is left is other agents' or waits for a gate."""
+    return judge_stop(store, root, payload, lambda state: _left_for(store, state))
+
+
+class StoreNeeded(Exception):
+    """The plain read cannot tell what is left: the store must judge (nothing was written)."""
+
+
+def judge_stop(
+    store: PlanStore | None,
+    root: Path | None,
+    payload: dict[str, Any],
+    left_of: Callable[[dict[str, Any]], WorkLeft | None],
+) -> str:
+    """stop()'s answer, with what is left found by `left_of` from the session's state (None:
+    nothing to judge); `left_of` may raise StoreNeeded before anything is saved."""
     limit = stop_blocks()
     session_id = payload.get("session_id")
     if not _stop_judged(payload) or not isinstance(session_id, str):
         return ""
     with _session_state(store, root, session_id) as state:
-        left = _left_for(store, state)
+        left = left_of(state)
         in_a_row = _int(state.get("stop_blocks")) if payload.get("stop_hook_active") is True else 0
         block = left is not None and left.doable and in_a_row < limit
         state.update(session_id=session_id, stop_blocks=in_a_row + 1 if block else 0, updated=time.time())
@@ -280,9 +295,7 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     """What is left in the session's current plan (else the only active plan) for this
     session, whose tasks are those its claims named (or no one's); time gates that have
     passed are completed first. None: no plan to judge."""
-    current = state.get("current_plan")
-    active = store.active_plans()
-    name = current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
+    name = _judged_plan(store.active_plans(), state)
     if name is None:
         return None
     owners = state.get("owners")
@@ -291,6 +304,39 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
         return _actions(store).work_left(_caller(), name, mine)
     except PlanningError:
         return None
+
+
+def _judged_plan(active: list[str], state: dict[str, Any]) -> str | None:
+    """The plan a stop is judged on: the session's current plan, else the only active plan."""
+    current = state.get("current_plan")
+    return current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
+
+
+def _stop_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
+    """A stop judged from the plans read without the models when there is nothing to judge
+    (no plan to judge, or its tasks all completed); None: work is left, or only the store can
+    tell, so the caller opens it."""
+    if not (root / "todo").is_dir():
+        return ""
+    try:
+        return judge_stop(None, root, payload, lambda state: _nothing_left(root, state))
+    except StoreNeeded:
+        return None
+
+
+def _nothing_left(root: Path, state: dict[str, Any]) -> None:
+    """None when the stop has nothing to judge (as _left_for's None or a plan done); else
+    StoreNeeded."""
+    active = plain_active_plans(root)
+    if active is None:
+        raise StoreNeeded
+    name = _judged_plan(active, state)
+    if name is None:
+        return None
+    line = plain_plan_line(root, name)
+    if line is None or line.completed != line.total:  # work left, or a document the models judge
+        raise StoreNeeded
+    return None
 
 
 def _work_seen(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
@@ -499,8 +545,8 @@ def _answer_without_store(
     """The answer of a call that needs no store opened (and so no models loaded): a stop
     not judged, a round counted in a planning folder, the line before a prompt read
     plainly. None: open the store."""
-    if event == "Stop" and not _stop_judged(payload):
-        return ""
+    if event == "Stop":
+        return _stop_without_store(root_arg, store_arg, payload)
     if event not in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") or _writes(event, payload):
         return None
     folder = hook_choice(root_arg, store_arg, payload).folder
@@ -509,6 +555,13 @@ def _answer_without_store(
     if event == "UserPromptSubmit":
         return _prompt_in_folder(folder.absolute(), payload)
     return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
+
+
+def _stop_without_store(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> str | None:
+    if not _stop_judged(payload):
+        return ""
+    folder = hook_choice(root_arg, store_arg, payload).folder
+    return None if folder is None else _stop_in_folder(folder.absolute(), payload)
 
 
 def _round_in_folder(

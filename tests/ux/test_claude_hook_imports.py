@@ -110,3 +110,28 @@ def test_a_stop_with_the_stop_hook_off_loads_no_models(project: Path, tmp_path: 
     assert not modules & (NEVER | MODELS)
     modules, printed = _loaded(project, "Stop", {"session_id": "s1"}, tmp_path)  # on: task #1 is in progress
     assert json.loads(printed)["decision"] == "block"
+
+
+def test_a_stop_with_nothing_left_to_judge_loads_no_models(project: Path, tmp_path: Path) -> None:
+    """Every task completed, or no plan this session's stop is judged on (two active plans,
+    no current one): the stop happens, the blocks in a row start again, and nothing but the
+    plain read is loaded. Work left still blocks (the store judges it)."""
+    store = FileStore(project / ".planning")
+    planner = Planner(store)
+    for task_id in (1, 2):
+        planner.update_task("2026-01-01-ship", task_id, status="completed")
+    hooks = project / ".planning" / ".hooks"
+    hooks.mkdir()
+    (hooks / "s1.json").write_text(json.dumps({"session_id": "s1", "stop_blocks": 2}))
+    modules, printed = _loaded(project, "Stop", {"session_id": "s1", "stop_hook_active": True}, tmp_path)
+    assert printed == ""
+    assert not modules & (NEVER | MODELS)
+    assert json.loads((hooks / "s1.json").read_text())["stop_blocks"] == 0
+    planner.create_plan("Other", "a", "b", date="2026-01-02", tasks=[{"subject": "Three"}])
+    store.close()
+    modules, printed = _loaded(project, "Stop", {"session_id": "s2"}, tmp_path)
+    assert printed == ""
+    assert not modules & (NEVER | MODELS)
+    (hooks / "s3.json").write_text(json.dumps({"session_id": "s3", "current_plan": "2026-01-02-other"}))
+    modules, printed = _loaded(project, "Stop", {"session_id": "s3"}, tmp_path)
+    assert json.loads(printed)["decision"] == "block"

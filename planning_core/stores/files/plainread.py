@@ -33,12 +33,22 @@ def list_plans(folder: Path) -> list[str]:
     return sorted(names)
 
 
+def active_plan_names(root: Path) -> list[str]:
+    """The active plans (FileStore.active_plans)."""
+    return list_plans(root / "todo")
+
+
+def active_plan_line(root: Path, name: str) -> PlanLine | None:
+    """The active plan's line; None when it needs the models or its folder cannot be read."""
+    return plan_line(root / "todo" / name)
+
+
 def active_plan_lines(root: Path) -> list[PlanLine] | None:
     """Each active plan's line, oldest first; None when a plan needs the models (a document
     the plain read cannot take) or its folder cannot be read."""
     lines = []
-    for name in list_plans(root / "todo"):
-        line = plan_line(root / "todo" / name)
+    for name in active_plan_names(root):
+        line = active_plan_line(root, name)
         if line is None:
             return None
         lines.append(line)
