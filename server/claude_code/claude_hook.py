@@ -543,8 +543,8 @@ def _answer_without_store(
     event: str | None, root_arg: str | None, store_arg: str | None, payload: dict[str, Any]
 ) -> str | None:
     """The answer of a call that needs no store opened (and so no models loaded): a stop
-    not judged, a round counted in a planning folder, the line before a prompt read
-    plainly. None: open the store."""
+    not judged or with nothing to judge, a round counted in a planning folder, the line
+    before a prompt read plainly. None: open the store."""
     if event == "Stop":
         return _stop_without_store(root_arg, store_arg, payload)
     if event not in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") or _writes(event, payload):

@@ -1,9 +1,9 @@
 """Claude Code waits on `planning-mcp hook` at every prompt and tool call: the hook loads
 no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call), the
-Active Plans line before each prompt (UserPromptSubmit) and a stop in a project without
-plans load no models either (no pydantic). Checked in a fresh interpreter the way the
-console script runs it (server.entry.main), with this checkout's code, listing what ended
-up in sys.modules."""
+Active Plans line before each prompt (UserPromptSubmit), a stop in a project without
+plans and a stop with nothing left to judge load no models either (no pydantic). Checked
+in a fresh interpreter the way the console script runs it (server.entry.main), with this
+checkout's code, listing what ended up in sys.modules."""
 
 from __future__ import annotations
 
