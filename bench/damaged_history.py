@@ -38,7 +38,7 @@ def _damaged_plan(root: Path, mib: int, filler: bytes) -> tuple[FileStore, Plann
     store = FileStore(root)
     store.ensure_writable()
     planner = Planner(store)
-    name = planner.create_plan("Damaged", "", "", tasks=[{"subject": "a"}, {"subject": "b"}]).name
+    name = planner.create_plan("Damaged", analysis="", approach="", tasks=[{"subject": "a"}, {"subject": "b"}]).name
     log = store.plan_folder(name) / historylog.LOG
     with log.open("r+b") as f:
         size = log.stat().st_size

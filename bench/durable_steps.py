@@ -62,7 +62,9 @@ def main(n: int) -> None:
         for name in calls(""):
             root = Path(tmp) / name.replace(" ", "-")
             planner = Planner(FileStore(root))
-            made = planner.create_plan("Steps", "a", "b", tasks=[{"subject": f"t{i}"} for i in range(1, 10 + n + 1)])
+            made = planner.create_plan(
+                "Steps", analysis="a", approach="b", tasks=[{"subject": f"t{i}"} for i in range(1, 10 + n + 1)]
+            )
             trace = Path(tmp) / f"{root.name}.strace"
             anyio.run(drive, root, trace, calls(made.name)[name], n)
             results[name] = count(trace)

@@ -87,7 +87,7 @@ def measure(store: PlanStore, tasks: int, events: int, runs: int) -> dict[str, A
     planner = Planner(store)
     recent = _entry(events + 1, tasks).events[0].task or 1
     kept = len(store.plan_events(name, 1000)[0])
-    page_200 = page_query(None, None, 200, None)
+    page_200 = page_query(limit=200)
     return {
         "log page (50 events)": _median_ms(lambda: store.plan_events(name, 50), runs),
         "task's last 3 events (changed lately)": _median_ms(lambda: store.task_events(name, recent, 3), runs),

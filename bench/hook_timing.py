@@ -34,7 +34,7 @@ def chain_plan(project: Path, tasks: int, **first: Any) -> None:
     updated with (none: left pending)."""
     store = FileStore(project / ".planning")
     specs = [{"subject": f"Step {i}", "blockedBy": [i - 1] if i > 1 else []} for i in range(1, tasks + 1)]
-    name = Planner(store).create_plan("Bench", "a", "b", tasks=specs).name
+    name = Planner(store).create_plan("Bench", analysis="a", approach="b", tasks=specs).name
     if first:
         Planner(store).update_task(name, 1, **first)
     store.close()

@@ -77,7 +77,9 @@ def main(n: int) -> None:
     store = open_store(fresh_database_url())
     store.prepare()
     planner = Planner(store)
-    plan = planner.create_plan("Steps", "a", "b", tasks=[{"subject": f"t{i}"} for i in range(1, 2 * n + 2)]).name
+    plan = planner.create_plan(
+        "Steps", analysis="a", approach="b", tasks=[{"subject": f"t{i}"} for i in range(1, 2 * n + 2)]
+    ).name
     tally = Tally()
     instrument(tally)
     measure(tally, "TaskUpdate (edit)", n, lambda k: planner.update_task(plan, 1, description=f"edit {k}"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -20,7 +20,7 @@ from .caller import Caller
 from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
 from .events import EventHooks, task_payload
 from .import_export import importing
-from .models import NewTask, PlanSummary, Task, TaskPatch, TaskSpec, TaskStatus, TodoItem
+from .models import NewTask, PlanSummary, Task, TaskPatch, TaskStatus, TodoItem
 from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
@@ -33,7 +33,7 @@ from .outcomes import (
     TodoListed,
 )
 from .pages import Pages
-from .planner import Planner, TaskChange
+from .planner import PlanFields, Planner, TaskChange
 from .queries import TaskPage
 from .rendering import render, timeline
 from .rendering.plan_text import PlanText, read_plan
@@ -121,20 +121,10 @@ class Actions:
 
     # -- plans ---------------------------------------------------------------------
 
-    def plan_create(
-        self,
-        caller: Caller,
-        title: str,
-        analysis: str = "",
-        approach: str = "",
-        steps: Sequence[str] | None = None,
-        name: str | None = None,
-        date: str | None = None,
-        tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
-    ) -> Outcome[PlanCreated]:
-        for spec in tasks or ():
+    def plan_create(self, caller: Caller, title: str, **fields: Unpack[PlanFields]) -> Outcome[PlanCreated]:
+        for spec in fields.get("tasks") or ():
             self._check_names(spec.get("acceptance") if isinstance(spec, dict) else spec.acceptance)
-        snap = self.planner.create_plan(title, analysis, approach, steps, name, date, tasks, by=caller.who)
+        snap = self.planner.create_plan(title, by=caller.who, **fields)
         caller.session.current_plan = snap.name
         self._created(snap.name, list(snap.tasks.values()))
         summary = snap.summary()
@@ -314,18 +304,10 @@ class Actions:
         return self.verifier.complete(plan, aim.task_id, patch, progress, known_as, by)
 
     def task_list(
-        self,
-        caller: Caller,
-        plan: str | None = None,
-        status: str | None = None,
-        owner: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        label: str | None = None,
-        parent: object = None,
+        self, caller: Caller, plan: str | None = None, **filters: Unpack[queries.PageFilters]
     ) -> Outcome[TaskListed]:
         name = self._plan(caller, plan)
-        query = queries.page_query(status, owner, limit, cursor, label, parent)  # refused before the plan is read
+        query = queries.page_query(**filters)  # refused before the plan is read
         page = self.pages.page(self.planner.store.view(name), query, self.planner.clock())
         return Outcome(page.text, page.data, page.wire)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pydantic import BaseModel, Field
 
@@ -93,6 +93,17 @@ def _note_author(p: TaskPatch, known_as: str | None, author: str | None, by: str
     return p.get("owner") or known_as or author or by
 
 
+class PlanFields(TypedDict, total=False):
+    """PlanCreate's arguments besides the title, as a caller names them (each may be left out)."""
+
+    analysis: str
+    approach: str
+    steps: Sequence[str] | None
+    name: str | None  # the slug
+    date: str | None
+    tasks: Sequence[TaskSpec | dict[str, Any]] | None
+
+
 class Planner:
     """The rules of plans and tasks over a store. Holds no per-session state:
     callers pass the session's current plan in."""
@@ -107,31 +118,23 @@ class Planner:
     # -- plans ---------------------------------------------------------------------
 
     def create_plan(
-        self,
-        title: str,
-        analysis: str = "",
-        approach: str = "",
-        steps: Sequence[str] | None = None,
-        name: str | None = None,
-        date: str | None = None,
-        tasks: Sequence[TaskSpec | dict[str, Any]] | None = None,
-        plan_md: str | None = None,
-        *,
-        by: str = NOBODY,
+        self, title: str, *, plan_md: str | None = None, by: str = NOBODY, **fields: Unpack[PlanFields]
     ) -> PlanSnapshot:
-        """`plan_md`: plan.md's text as someone approved it (Claude Code's plan mode),
-        kept as it is instead of the one rendered from the other fields. `by`: the writer
-        the history names (a Caller's `who`), here and in every write below."""
+        """`fields`: PlanCreate's other arguments. `plan_md`: plan.md's text as someone
+        approved it (Claude Code's plan mode), kept as it is instead of the one rendered from
+        the other fields. `by`: the writer the history names (a Caller's `who`), here and in
+        every write below."""
         title = validate.text(title, "title", MAX_SHORT_TEXT, required=True)
-        analysis = validate.text(analysis, "analysis", MAX_PLAN_TEXT)
-        approach = validate.text(approach, "approach", MAX_PLAN_TEXT)
-        steps = list(steps or [])
+        analysis = validate.text(fields.get("analysis", ""), "analysis", MAX_PLAN_TEXT)
+        approach = validate.text(fields.get("approach", ""), "approach", MAX_PLAN_TEXT)
+        steps = list(fields.get("steps") or [])
         if len(steps) > MAX_STEPS:
             raise InvalidInput(f"steps has {len(steps)} items; at most {MAX_STEPS}.")
         steps = [validate.text(s, f"steps[{i + 1}]", MAX_SUBJECT * 10, required=True) for i, s in enumerate(steps)]
+        name, date = fields.get("name"), fields.get("date")
         slug = check_slug(name) if name else slugify(title)
         date = check_date(date) if date else today()
-        specs = validate.task_specs(tasks or [])
+        specs = validate.task_specs(fields.get("tasks") or [])
         now = _now()
         new_tasks = [
             Task(id=i, **s.model_dump(exclude_unset=False), created_at=now, updated_at=now)

@@ -6,7 +6,7 @@ import bisect
 import datetime as dt
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict, Unpack
 
 from pydantic import BaseModel, Field
 
@@ -66,15 +66,25 @@ class PageQuery(NamedTuple):
         return not (self.status is None and self.owner is None and self.label is None and self.parent is None)
 
 
-def page_query(
-    status: str | None,
-    owner: str | None,
-    limit: int | None,
-    cursor: str | None,
-    label: str | None = None,
-    parent: object = None,
-) -> PageQuery:
+class PageFilters(TypedDict, total=False):
+    """TaskList's arguments besides the plan, as a caller names them (each may be left out)."""
+
+    status: str | None
+    owner: str | None
+    limit: int | None
+    cursor: str | None
+    label: str | None
+    parent: object
+
+
+def page_query(**filters: Unpack[PageFilters]) -> PageQuery:
     """The query TaskList's arguments ask; InvalidInput for one no page answers."""
+    status, limit, cursor, parent = (
+        filters.get("status"),
+        filters.get("limit"),
+        filters.get("cursor"),
+        filters.get("parent"),
+    )
     if status is not None and status not in LIST_STATUSES:
         raise InvalidInput(f"status {status!r} is not one of {', '.join(LIST_STATUSES)}.")
     if limit is None:
@@ -89,7 +99,14 @@ def page_query(
             raise InvalidInput(
                 f"cursor {cursor!r} is not one this server gave; leave it out to start from the top."
             ) from None
-    return PageQuery(status, owner, limit, after, label, None if parent is None else parse_task_id(parent))
+    return PageQuery(
+        status,
+        filters.get("owner"),
+        limit,
+        after,
+        filters.get("label"),
+        None if parent is None else parse_task_id(parent),
+    )
 
 
 def _matches(t: Task, query: PageQuery, statuses: Mapping[int, TaskStatus], at: dt.datetime) -> bool:

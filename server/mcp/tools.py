@@ -357,7 +357,12 @@ def register(server: MCPServer[AppState]) -> None:
         verdict = await plan_review(ctx, title, approach, steps, tasks) if review else None
         if verdict is not None and not verdict.write:
             return CallToolResult(content=[TextContent(type="text", text=verdict.note)], is_error=True)
-        result = await _answer(ctx, lambda a, s: a.plan_create(s, title, analysis, approach, steps, name, date, tasks))
+        result = await _answer(
+            ctx,
+            lambda a, s: a.plan_create(
+                s, title, analysis=analysis, approach=approach, steps=steps, name=name, date=date, tasks=tasks
+            ),
+        )
         if verdict is not None and not result.is_error:
             result.content.append(TextContent(type="text", text=verdict.note))
         return result
@@ -417,7 +422,12 @@ def register(server: MCPServer[AppState]) -> None:
         parent: StrictInt | None = None,
     ) -> Annotated[CallToolResult, outcomes.TaskListed]:
         """The plan's task board, one line a task."""
-        return await _answer(ctx, lambda a, s: a.task_list(s, plan, status, owner, limit, cursor, label, parent))
+        return await _answer(
+            ctx,
+            lambda a, s: a.task_list(
+                s, plan, status=status, owner=owner, limit=limit, cursor=cursor, label=label, parent=parent
+            ),
+        )
 
     @server.tool(name="TaskGet", annotations=READ)
     async def task_get(

@@ -29,7 +29,7 @@ async def test_a_person_approves_a_gated_task_on_the_board_and_its_dependent_is_
     store.prepare()
     tasks = [{"subject": "Approve the schema", "gate": "human"}, {"subject": "Migrate", "blockedBy": [1]}]
     try:
-        name = Planner(store).create_plan("Schema", "a", "b", tasks=tasks).name
+        name = Planner(store).create_plan("Schema", analysis="a", approach="b", tasks=tasks).name
     finally:
         store.close()
     with web(tmp_path, url, "--actions", "--token", TOKEN) as base:

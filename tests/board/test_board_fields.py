@@ -30,7 +30,7 @@ async def test_every_field_the_card_shows_changes_the_card(tmp_path: Path, brows
     (in progress: a card shows its active form only then), each with CHANGED's value."""
     root = tmp_path / "root"
     store = FileStore(root)
-    name = Planner(store).create_plan("Fields", "a", "b").name
+    name = Planner(store).create_plan("Fields", analysis="a", approach="b").name
     shown = {"1": None} | {str(i): field for i, field in enumerate(BOARD_FIELDS, start=2)}
     with store.transaction(name) as txn:
         for task_id, field in shown.items():

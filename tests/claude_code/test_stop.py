@@ -53,7 +53,7 @@ def _plan(root: Path, gate_first: bool = False) -> str:
         {"subject": "Draft the schema", **({"gate": "human"} if gate_first else {})},
         {"subject": "Migrate", "blockedBy": [1]},
     ]
-    return Planner(FileStore(root)).create_plan("Schema", "a", "b", tasks=tasks).name
+    return Planner(FileStore(root)).create_plan("Schema", analysis="a", approach="b", tasks=tasks).name
 
 
 def test_a_stop_with_a_ready_task_is_blocked_three_times_then_allowed(
@@ -131,7 +131,7 @@ def test_told_by_the_stop_hook_the_model_works_until_the_plan_is_done(
     """Five tasks, more than the bound of 3 blocks in a row: each completed task starts the
     count again."""
     tasks = [{"subject": f"Step {i}", "blockedBy": [i - 1] if i > 1 else []} for i in range(1, 6)]
-    name = Planner(FileStore(root)).create_plan("Steps", "a", "b", tasks=tasks).name
+    name = Planner(FileStore(root)).create_plan("Steps", analysis="a", approach="b", tasks=tasks).name
     model_script = Finisher()
     with scripted_model(model_script) as model:
         done = run_print(release, home, model, "Work on the schema plan")

@@ -20,7 +20,7 @@ from tests.support.stores import stored_state, stored_tasks
 
 def _plan(planner: Planner) -> str:
     tasks = [{"subject": "Login", "acceptance": ["returns 401", " returns 401 ", "check:tests"]}, {"subject": "Docs"}]
-    return planner.create_plan("Auth", "a", "b", tasks=tasks).name
+    return planner.create_plan("Auth", analysis="a", approach="b", tasks=tasks).name
 
 
 def test_set_kept_once_replaced_cleared_and_absent_from_the_file_without_any(
@@ -76,7 +76,7 @@ def test_bad_criteria_are_refused_and_change_nothing(planner: Planner, store: Pl
     with pytest.raises(InvalidInput, match="acceptance"):
         planner.create_task(plan, "New", acceptance=acceptance)
     with pytest.raises(PlanningError, match="acceptance"):
-        planner.create_plan("Bad", "a", "b", tasks=[{"subject": "s", "acceptance": acceptance}])
+        planner.create_plan("Bad", analysis="a", approach="b", tasks=[{"subject": "s", "acceptance": acceptance}])
     assert stored_state(store) == before
 
 

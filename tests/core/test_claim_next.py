@@ -44,7 +44,7 @@ def claim_next(planner: Planner, plan: str, owner: str, **extra: Any) -> int:
 
 
 def ready(planner: Planner, plan: str, **query: Any) -> list[int]:
-    return [t.id for t in list_tasks(planner, plan, "ready", **query).tasks]
+    return [t.id for t in list_tasks(planner, plan, status="ready", **query).tasks]
 
 
 @pytest.fixture
@@ -234,11 +234,11 @@ def test_ready_is_listed_best_first_across_pages_and_says_so(store: PlanStore, p
     plan = make_plan(planner, [[], [], [], [], [2], [5], [4]])
     add_extra_fields(store, plan, 3, priority=4)
     order = [2, 4, 1, 3]  # #2 has two behind it, #4 one; #1 none; #3 has priority 4
-    first = list_tasks(planner, plan, "ready", limit=2)
+    first = list_tasks(planner, plan, status="ready", limit=2)
     assert [t.id for t in first.tasks] == order[:2] and first.next_cursor == "4"
-    rest = list_tasks(planner, plan, "ready", limit=2, cursor=first.next_cursor)
+    rest = list_tasks(planner, plan, status="ready", limit=2, cursor=first.next_cursor)
     assert [t.id for t in rest.tasks] == order[2:] and rest.next_cursor is None
-    text = Actions(planner).task_list(Caller(NOBODY, Session()), plan, "ready").text
+    text = Actions(planner).task_list(Caller(NOBODY, Session()), plan, status="ready").text
     assert text.splitlines()[1] == f"(ready, {READY_ORDER})"
     assert [line.split()[0] for line in text.splitlines()[2:]] == [f"#{i}" for i in order]
 

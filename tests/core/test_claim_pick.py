@@ -40,7 +40,7 @@ def claim(planner: Planner, plan: str, owner: str, **pick: Any) -> int:
 
 def test_a_label_takes_the_best_ready_task_carrying_it(planner: Planner, plan: str) -> None:
     # ui: #5 (priority 1) before #2; #4 waits for #2.
-    assert [t.id for t in list_tasks(planner, plan, "ready", label="ui").tasks] == [5, 2]
+    assert [t.id for t in list_tasks(planner, plan, status="ready", label="ui").tasks] == [5, 2]
     assert claim(planner, plan, "u1", label="ui") == 5
     assert claim(planner, plan, "u2", label="ui") == 2
     task = planner.get_task(plan, 2)

@@ -21,7 +21,7 @@ LAST = "9999-12-31T23:59:59Z"
 
 def test_a_gate_past_the_last_time_is_kept_as_the_last(planner: Planner, store: PlanStore) -> None:
     tasks = [{"subject": "wait", "gate": {"after": FAR}}, {"subject": "then", "blockedBy": [1]}]
-    name = planner.create_plan("Far", "a", "b", tasks=tasks).name
+    name = planner.create_plan("Far", analysis="a", approach="b", tasks=tasks).name
     assert store.get_task(name, 1).gate == {"after": LAST}
     planner.update_task(name, 2, gate={"after": "0001-01-01T00:00:00+14:00"})  # before the first: passed
     assert store.get_task(name, 2).gate == {"after": "0001-01-01T00:00:00Z"}

@@ -38,7 +38,7 @@ def _plan(planner: Planner, gate: object = "human") -> str:
         {"subject": "Approve the schema", "blockedBy": [1], "gate": gate},
         {"subject": "Migrate", "blockedBy": [2]},
     ]
-    return planner.create_plan("Schema", "a", "b", tasks=tasks).name
+    return planner.create_plan("Schema", analysis="a", approach="b", tasks=tasks).name
 
 
 def test_a_human_gate_is_kept_by_the_store_and_left_out_when_there_is_none(planner: Planner, store: PlanStore) -> None:
@@ -128,7 +128,7 @@ def test_a_gate_neither_a_person_nor_a_time_is_refused(planner: Planner, store: 
     with pytest.raises(InvalidInput, match='gate must be "human"'):
         planner.update_task(name, 1, TaskPatch(gate=gate))
     with pytest.raises(InvalidInput, match="gate"):
-        planner.create_plan("Bad", "a", "b", tasks=[{"subject": "x", "gate": gate}])
+        planner.create_plan("Bad", analysis="a", approach="b", tasks=[{"subject": "x", "gate": gate}])
     assert stored_state(store) == before
 
 

@@ -68,11 +68,11 @@ def test_server_and_hook_remind_on_the_same_rounds(planner: Planner, store: Plan
 
 def test_the_hook_reads_the_plan_name_from_plancreate_as_the_server_says_it(planner: Planner, tmp_path: Path) -> None:
     outcome = Actions(planner).plan_create(
-        Caller(NOBODY, Session()), "Überarbeitung der Straße", "a", "b", date="2026-05-29"
+        Caller(NOBODY, Session()), "Überarbeitung der Straße", analysis="a", approach="b", date="2026-05-29"
     )
     assert created_plan_name(outcome.text) == "2026-05-29-uberarbeitung-der-strasse"
     again = Actions(planner).plan_create(
-        Caller(NOBODY, Session()), "Überarbeitung der Straße", "a", "b", date="2026-05-29"
+        Caller(NOBODY, Session()), "Überarbeitung der Straße", analysis="a", approach="b", date="2026-05-29"
     )
     assert created_plan_name(again.text) == again.data.plan.name != outcome.data.plan.name
     assert created_plan_name("Created plan ../etc (1 tasks)") is None

@@ -23,7 +23,7 @@ def _plan(planner: Planner) -> str:
         {"subject": "Endpoint", "parent": 1, "blockedBy": [2], "priority": 0},
         {"subject": "Docs", "labels": ["docs"]},
     ]
-    return planner.create_plan("Login", "a", "b", tasks=tasks).name
+    return planner.create_plan("Login", analysis="a", approach="b", tasks=tasks).name
 
 
 def test_plancreates_tasks_take_them_and_absent_ones_stay_out_of_the_file(planner: Planner, store: PlanStore) -> None:
@@ -147,7 +147,7 @@ def test_plancreate_refuses_bad_positions_and_values(
 ) -> None:
     before = stored_state(store)
     with pytest.raises(PlanningError, match=message):
-        planner.create_plan("Bad", "a", "b", tasks=tasks)
+        planner.create_plan("Bad", analysis="a", approach="b", tasks=tasks)
     assert stored_state(store) == before
 
 

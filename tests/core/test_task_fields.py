@@ -121,7 +121,7 @@ def test_a_field_no_caller_sets_is_refused_not_dropped() -> None:
 def test_every_settable_field_is_created_updated_named_and_kept_by_the_store(
     planner: Planner, store: PlanStore
 ) -> None:
-    plan = planner.create_plan("Fields", "a", "b", tasks=[{"subject": "first"}]).name
+    plan = planner.create_plan("Fields", analysis="a", approach="b", tasks=[{"subject": "first"}]).name
     task = planner.create_task(plan, NewTask(**CREATE))
     with reopened(store) as again:
         kept = again.get_task(plan, task.id)

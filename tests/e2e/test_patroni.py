@@ -273,7 +273,7 @@ def new_plan(url: str) -> tuple[PostgresStore, Planner, str]:
     assert isinstance(store, PostgresStore)
     store.prepare()
     planner = Planner(store)
-    return store, planner, planner.create_plan("Sync", "a", "b", tasks=[{"subject": "before"}]).name
+    return store, planner, planner.create_plan("Sync", analysis="a", approach="b", tasks=[{"subject": "before"}]).name
 
 
 def test_a_commit_whose_wait_for_the_standby_was_cancelled_is_unknown(ha: PatroniCluster) -> None:

@@ -149,7 +149,7 @@ def test_status_and_the_hook_in_a_deep_folder_of_a_worktree_read_the_main_plans(
     main = repository(tmp_path)
     feature = worktree(main, "shop-feature")
     served_line(main)  # makes main/.planning
-    Planner(FileStore(main / ".planning")).create_plan("Add auth", "a", "b")
+    Planner(FileStore(main / ".planning")).create_plan("Add auth", analysis="a", approach="b")
     deep = feature / "src" / "deep"
     deep.mkdir(parents=True)
     status = cli(deep, "status")
@@ -167,7 +167,7 @@ def test_outside_git_the_nearest_planning_above_is_used(tmp_path: Path) -> None:
     project = tmp_path / "project"
     deep = project / "src" / "deep"
     deep.mkdir(parents=True)
-    Planner(FileStore(project / ".planning")).create_plan("Add auth", "a", "b")
+    Planner(FileStore(project / ".planning")).create_plan("Add auth", analysis="a", approach="b")
     status = cli(deep, "status")
     assert status.returncode == 0, status.stderr
     line, _ = served_line(deep)
@@ -180,7 +180,7 @@ def test_the_planning_folder_tells_git_what_to_leave_out(tmp_path: Path) -> None
     main = repository(tmp_path)
     served_line(main)
     planner = Planner(FileStore(main / ".planning"))
-    name = planner.create_plan("Add auth", "a", "b").name
+    name = planner.create_plan("Add auth", analysis="a", approach="b").name
     planner.create_task(name, "Login", "d")
     payload = {"session_id": "s1", "cwd": str(main), "tool_name": "Bash", "tool_input": {}, "tool_response": {}}
     assert cli(main, "hook", "PostToolUse", stdin=json.dumps(payload)).returncode == 0

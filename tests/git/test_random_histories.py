@@ -103,7 +103,7 @@ def test_random_histories_merge_whole(shared: Repo, base: Any, ours: Any, theirs
         ours, theirs = (
             [[op for op in c if op[0] != "delete"] or [("create", 0, 0, "x")] for c in b] for b in (ours, theirs)
         )
-    plan = repo.planner().create_plan("Work", "", "", name="work", date="2026-12-01").name
+    plan = repo.planner().create_plan("Work", analysis="", approach="", name="work", date="2026-12-01").name
     apply(repo, plan, "base", [base])
     repo.git("checkout", "-q", "-b", "theirs")
     apply(repo, plan, "theirs", theirs)

@@ -63,7 +63,9 @@ def test_the_launcher_runs_the_session_start_hook_as_claude_code_would(tmp_path:
     root = project / ".planning"
     store = FileStore(root)
     store.ensure_writable()
-    Planner(store).create_plan("Ship the plugin", "a", "b", [], tasks=[{"subject": "Write hooks.json"}])
+    Planner(store).create_plan(
+        "Ship the plugin", analysis="a", approach="b", steps=[], tasks=[{"subject": "Write hooks.json"}]
+    )
     command = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]["SessionStart"][0]
     env = host_env(tmp_path / "home", [Path(console_script()).parent], {"CLAUDE_PLUGIN_ROOT": str(REPO)})
     env["CLAUDE_PROJECT_DIR"] = str(project)

@@ -36,9 +36,11 @@ Logical = dict[tuple[str, bool], dict[int, dict[str, Any]]]
 def seeded(root: Path) -> tuple[Planner, str]:
     """A plan with three tasks (#2 blocked by #1), and an archived one: the tree before."""
     planner = Planner(FileStore(root))
-    plan = planner.create_plan("Base", "a", "b", tasks=[{"subject": "one"}, {"subject": "two", "blockedBy": [1]}])
+    plan = planner.create_plan(
+        "Base", analysis="a", approach="b", tasks=[{"subject": "one"}, {"subject": "two", "blockedBy": [1]}]
+    )
     planner.create_task(plan.name, "three")
-    old = planner.create_plan("Old", "a", "b", tasks=[{"subject": "x"}])
+    old = planner.create_plan("Old", analysis="a", approach="b", tasks=[{"subject": "x"}])
     planner.update_task(old.name, 1, status="completed")
     planner.archive(old.name)
     return planner, plan.name
@@ -48,14 +50,19 @@ def copy_in(planner: Planner, plan: str) -> None:
     """`planning-mcp copy` of one plan from another folder into this store."""
     source_root = Path(str(planner.store.root) + "-source")  # type: ignore[attr-defined]
     source = Planner(FileStore(source_root))
-    made = source.create_plan("Copied", "a", "b", tasks=[{"subject": "c1"}, {"subject": "c2", "blockedBy": [1]}])
+    made = source.create_plan(
+        "Copied", analysis="a", approach="b", tasks=[{"subject": "c1"}, {"subject": "c2", "blockedBy": [1]}]
+    )
     record = next(r for r in FileStore(source_root).export_plans() if r.name == made.name)
     assert planner.store.import_plan(record)  # type: ignore[attr-defined]
 
 
 OPERATIONS: dict[str, Callable[[Planner, str], Any]] = {
     "PlanCreate with tasks": lambda p, plan: p.create_plan(
-        "New", "a", "b", tasks=[{"subject": "n1"}, {"subject": "n2", "blockedBy": [1]}, {"subject": "n3"}]
+        "New",
+        analysis="a",
+        approach="b",
+        tasks=[{"subject": "n1"}, {"subject": "n2", "blockedBy": [1]}, {"subject": "n3"}],
     ),
     "TaskCreate with edges": lambda p, plan: p.create_task(plan, "four", blocked_by=[1, 3]),
     "TaskUpdate with edges": lambda p, plan: p.update_task(plan, 3, add_blocked_by=[1, 2]),

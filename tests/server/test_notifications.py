@@ -38,7 +38,7 @@ CREATE_PLAN = """
 import sys
 from planning_core import Planner
 from planning_core.stores.files import FileStore
-Planner(FileStore(sys.argv[1])).create_plan("From elsewhere", "a", "b", date="2026-06-01")
+Planner(FileStore(sys.argv[1])).create_plan("From elsewhere", analysis="a", approach="b", date="2026-06-01")
 """
 
 

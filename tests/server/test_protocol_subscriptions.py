@@ -44,8 +44,8 @@ def make_plans(root: Path) -> None:
     store = FileStore(root)
     store.ensure_writable()
     planner = Planner(store)
-    planner.create_plan("Plan A", "a", "b", date="2026-05-28", tasks=[{"subject": "first"}])
-    planner.create_plan("Plan B", "a", "b", date="2026-05-29", tasks=[{"subject": "first"}])
+    planner.create_plan("Plan A", analysis="a", approach="b", date="2026-05-28", tasks=[{"subject": "first"}])
+    planner.create_plan("Plan B", analysis="a", approach="b", date="2026-05-29", tasks=[{"subject": "first"}])
 
 
 class Inbox:

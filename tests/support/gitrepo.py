@@ -108,7 +108,11 @@ class Repo:
 
     def new_plan(self, subjects: list[str]) -> str:
         tasks: list[dict[str, Any]] = [{"subject": s} for s in subjects]
-        name = self.planner().create_plan("Work", "", "", name=PLAN_SLUG, date="2026-12-01", tasks=tasks).name
+        name = (
+            self.planner()
+            .create_plan("Work", analysis="", approach="", name=PLAN_SLUG, date="2026-12-01", tasks=tasks)
+            .name
+        )
         self.commit(f"plan {name}")
         return name
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from planning_core import Planner
 from planning_core.caller import NOBODY
-from planning_core.queries import TaskPage, page_of, page_query
+from planning_core.queries import PageFilters, TaskPage, page_of, page_query
 from planning_core.stores.files import FileStore
 
 PLAN_DATE = "2026-05-28"
@@ -102,7 +102,14 @@ def make_plan(
     """A plan named PLAN_DATE-slug in `root` (created if need be); returns its folder."""
     name = (
         _planner(root)
-        .create_plan(title or slug.capitalize(), analysis, approach, name=slug, date=PLAN_DATE, tasks=list(tasks))
+        .create_plan(
+            title or slug.capitalize(),
+            analysis=analysis,
+            approach=approach,
+            name=slug,
+            date=PLAN_DATE,
+            tasks=list(tasks),
+        )
         .name
     )
     return root / "todo" / name
@@ -114,17 +121,8 @@ def _planner(root: Path) -> Planner:
     return Planner(store)
 
 
-def list_tasks(
-    planner: Planner,
-    plan: str,
-    status: str | None = None,
-    owner: str | None = None,
-    limit: int | None = None,
-    cursor: str | None = None,
-    label: str | None = None,
-    parent: object = None,
-) -> TaskPage:
+def list_tasks(planner: Planner, plan: str, **filters: Unpack[PageFilters]) -> TaskPage:
     """A TaskList page as the tool reads it: its query checked first, then the plan's view
     at the planner's clock (Actions.task_list's one path, without the session)."""
-    query = page_query(status, owner, limit, cursor, label, parent)
+    query = page_query(**filters)
     return page_of(planner.store.view(plan), query, planner.clock())

@@ -38,7 +38,7 @@ def _plan(store: PlanStore) -> str:
         {"subject": "Approve the schema", "blockedBy": [1], "gate": "human"},
         {"subject": "Migrate", "blockedBy": [2]},
     ]
-    return Planner(store).create_plan("Schema", "a", "b", tasks=tasks).name
+    return Planner(store).create_plan("Schema", analysis="a", approach="b", tasks=tasks).name
 
 
 def test_a_person_approves_a_gated_task_from_the_cli_and_its_dependents_can_start(url: str, opened: PlanStore) -> None:

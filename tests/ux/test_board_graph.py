@@ -84,7 +84,7 @@ def test_board_json_and_name_matching(root: Path, seeded: str, capsys: pytest.Ca
     fields = {WIRE[n]: n for n in BOARD_TASK_FIELDS if n in WIRE and WIRE[n] not in shown}
     later = {wire: Task.model_fields[n].get_default(call_default_factory=True) for wire, n in fields.items()}
     assert plan["tasks"][2] == shown | later
-    Planner(FileStore(root)).create_plan("Add audit", "a", "b", date="2026-05-29")
+    Planner(FileStore(root)).create_plan("Add audit", analysis="a", approach="b", date="2026-05-29")
     rc, _, err = run(capsys, "board", "add", "--root", str(root))
     assert rc == 1 and "matches several plans" in err and err.count("\n") == 1
     rc, _, err = run(capsys, "board", "nope", "--root", str(root))
@@ -116,7 +116,9 @@ def test_graph_cli_matches_the_seed_style(root: Path, seeded: str, capsys: pytes
 
 def test_graph_of_several_plans_uses_subgraphs(root: Path, seeded: str) -> None:
     store = FileStore(root)
-    Planner(store).create_plan("Add audit", "a", "b", date="2026-05-29", tasks=[{"subject": "Log logins"}])
+    Planner(store).create_plan(
+        "Add audit", analysis="a", approach="b", date="2026-05-29", tasks=[{"subject": "Log logins"}]
+    )
     text = plans_graph([store.snapshot(n) for n in store.active_plans()])
     assert 'subgraph P1["2026-05-28-add-auth"]' in text and 'subgraph P2["2026-05-29-add-audit"]' in text
     assert "P1_T1 --> P1_T2" in text and 'P2_T1["#1 Log logins"]' in text

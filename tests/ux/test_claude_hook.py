@@ -130,7 +130,9 @@ def test_no_reminder_without_work_in_progress(project: Path, root: Path) -> None
 def test_current_plan_of_the_session_decides(project: Path, seeded: str, root: Path) -> None:
     """After PlanCreate the session works on the new plan: an in-progress task in
     another plan does not make it due (as in the server's own policy)."""
-    Planner(FileStore(root)).create_plan("Add billing", "a", "b", date="2026-05-29", tasks=[{"subject": "x"}])
+    Planner(FileStore(root)).create_plan(
+        "Add billing", analysis="a", approach="b", date="2026-05-29", tasks=[{"subject": "x"}]
+    )
     post(project, "post_tool_use_plan_create.json")
     assert [post(project) for _ in range(5)] == [""] * 5
     state = json.loads(session_file(root, SID).read_text())
@@ -235,7 +237,9 @@ def test_the_created_plan_becomes_current_in_both_answer_shapes(
 ) -> None:
     """Claude Code hands the hook an MCP answer as its content blocks (text only) or, when
     the answer has structured content, as that content's JSON in a string."""
-    Planner(FileStore(root)).create_plan("Add billing", "a", "b", date="2026-05-29", tasks=[{"subject": "x"}])
+    Planner(FileStore(root)).create_plan(
+        "Add billing", analysis="a", approach="b", date="2026-05-29", tasks=[{"subject": "x"}]
+    )
     post(project, answer)
     state = json.loads(session_file(root, SID).read_text())
     assert state["current_plan"] == "2026-05-29-add-billing"
@@ -260,7 +264,9 @@ def test_user_prompt_submit_stays_within_60_tokens_with_the_current_plan_first(
 ) -> None:
     planner = Planner(FileStore(root))
     for n in range(12):
-        planner.create_plan(f"Side project {n}", "a", "b", date="2026-05-30", tasks=[{"subject": "x"}])
+        planner.create_plan(
+            f"Side project {n}", analysis="a", approach="b", date="2026-05-30", tasks=[{"subject": "x"}]
+        )
     latest = "2026-05-30-side-project-11"
     post(project, "post_tool_use_task_update.json", tool_input={"taskId": 1, "status": "in_progress", "plan": latest})
     shown = prompt_context(project)

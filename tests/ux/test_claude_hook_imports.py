@@ -59,7 +59,9 @@ def project(tmp_path: Path) -> Path:
     store = FileStore(folder / ".planning")
     store.ensure_writable()
     planner = Planner(store)
-    name = planner.create_plan("Ship", "a", "b", date="2026-01-01", tasks=[{"subject": "One"}, {"subject": "Two"}]).name
+    name = planner.create_plan(
+        "Ship", analysis="a", approach="b", date="2026-01-01", tasks=[{"subject": "One"}, {"subject": "Two"}]
+    ).name
     planner.update_task(name, 1, status="in_progress")
     store.close()
     return folder
@@ -127,7 +129,7 @@ def test_a_stop_with_nothing_left_to_judge_loads_no_models(project: Path, tmp_pa
     assert printed == ""
     assert not modules & (NEVER | MODELS)
     assert json.loads((hooks / "s1.json").read_text())["stop_blocks"] == 0
-    planner.create_plan("Other", "a", "b", date="2026-01-02", tasks=[{"subject": "Three"}])
+    planner.create_plan("Other", analysis="a", approach="b", date="2026-01-02", tasks=[{"subject": "Three"}])
     store.close()
     modules, printed = _loaded(project, "Stop", {"session_id": "s2"}, tmp_path)
     assert printed == ""

@@ -83,11 +83,11 @@ def project(tmp_path: Path) -> Path:
     store = FileStore(folder / ".planning")
     planner = Planner(store)
     tasks = [{"subject": f'Step "{i}"'} for i in range(1, 6)]
-    first = planner.create_plan("Ship it", "a", "b", date="2026-05-01", tasks=tasks).name
+    first = planner.create_plan("Ship it", analysis="a", approach="b", date="2026-05-01", tasks=tasks).name
     planner.update_task(first, 1, status="completed")
     planner.update_task(first, 2, status="in_progress")
     planner.update_task(first, 3, status="in_progress")
-    planner.create_plan("Side", "a", "b", date="2026-05-02", tasks=[{"subject": "x"}])
+    planner.create_plan("Side", analysis="a", approach="b", date="2026-05-02", tasks=[{"subject": "x"}])
     store.close()
     return folder
 

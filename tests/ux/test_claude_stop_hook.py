@@ -45,7 +45,7 @@ def hook(url: str, event: str, **payload: Any) -> dict[str, Any]:
 
 def test_the_sessions_own_task_blocks_the_stop_and_the_bound_counts_in_a_row(url: str, opened: PlanStore) -> None:
     tasks = [{"subject": "Draft the schema"}, {"subject": "Migrate", "blockedBy": [1]}]
-    name = Planner(opened).create_plan("Schema", "a", "b", tasks=tasks).name
+    name = Planner(opened).create_plan("Schema", analysis="a", approach="b", tasks=tasks).name
     Planner(opened).update_task(name, 1, status="in_progress", owner="worker-7")
     assert "systemMessage" in hook(url, "Stop", stop_hook_active=False)  # another agent's, as far as it knows
     claim = {"owner": "worker-7", "taskId": 1, "status": "in_progress"}
@@ -62,14 +62,18 @@ def test_a_passed_time_gate_completes_at_the_stop_and_the_work_behind_it_blocks(
         {"subject": "Wait for the freeze", "gate": {"after": "2020-01-01T00:00:00Z"}},
         {"subject": "Deploy", "blockedBy": [1]},
     ]
-    name = Planner(opened).create_plan("Deploy", "a", "b", tasks=tasks).name
+    name = Planner(opened).create_plan("Deploy", analysis="a", approach="b", tasks=tasks).name
     answer = hook(url, "Stop", stop_hook_active=False)
     assert "#2 Deploy is ready and nobody holds it" in answer["reason"]
     assert opened.get_task(name, 1).status.value == "completed"
 
 
 def test_a_person_gate_lets_the_stop_happen_saying_who_it_waits_for(url: str, opened: PlanStore) -> None:
-    name = Planner(opened).create_plan("Schema", "a", "b", tasks=[{"subject": "Approve it", "gate": "human"}]).name
+    name = (
+        Planner(opened)
+        .create_plan("Schema", analysis="a", approach="b", tasks=[{"subject": "Approve it", "gate": "human"}])
+        .name
+    )
     answer = hook(url, "Stop", stop_hook_active=False)
     assert answer == {
         "systemMessage": f"planning-mcp: Plan {name} is not done (1 of 1 tasks left): "
@@ -79,7 +83,7 @@ def test_a_person_gate_lets_the_stop_happen_saying_who_it_waits_for(url: str, op
 
 def test_a_task_the_session_completes_starts_the_count_again(url: str, opened: PlanStore) -> None:
     tasks = [{"subject": "One"}, {"subject": "Two"}]
-    Planner(opened).create_plan("Two", "a", "b", tasks=tasks)
+    Planner(opened).create_plan("Two", analysis="a", approach="b", tasks=tasks)
     assert [hook(url, "Stop", stop_hook_active=a).get("decision") for a in (False, True, True)] == ["block"] * 3
     done = {"taskId": 1, "status": "completed"}
     hook(url, "PostToolUse", tool_name="mcp__planning__TaskUpdate", tool_input=done, tool_response={})

@@ -176,7 +176,9 @@ def test_big_output_into_head(command: list[str], root: Path) -> None:
     """The real pipeline: more output than a pipe holds, head takes one line and leaves."""
     store = FileStore(root)
     store.ensure_writable()
-    Planner(store).create_plan("Big", "a", "b", tasks=[{"subject": f"task number {i}" * 4} for i in range(400)])
+    Planner(store).create_plan(
+        "Big", analysis="a", approach="b", tasks=[{"subject": f"task number {i}" * 4} for i in range(400)]
+    )
     board = subprocess.Popen(
         [console_script(), *command, "--root", str(root)],
         stdout=subprocess.PIPE,

@@ -52,7 +52,7 @@ async def test_the_first_plan_makes_the_folder_and_the_change_feed_follows_it(tm
         with anyio.fail_after(WAIT):
             await changed.wait()  # this server's own plan, seen by the feed
         changed = anyio.Event()
-        Planner(FileStore(root)).create_plan("Second, from elsewhere", "a", "b")
+        Planner(FileStore(root)).create_plan("Second, from elsewhere", analysis="a", approach="b")
         with anyio.fail_after(WAIT):
             await changed.wait()
     assert "polling" not in (tmp_path / "err.log").read_text(encoding="utf-8")  # the feed, not the fallback

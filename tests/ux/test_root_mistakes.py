@@ -46,8 +46,8 @@ def project(tmp_path: Path) -> Path:
     (folder / "README.md").write_text("# shop\n")
     planner = Planner(FileStore(folder / ".planning"))
     planner.store.prepare()
-    planner.create_plan("Add auth", "a", "b")
-    planner.create_plan("Ship beta", "a", "b")
+    planner.create_plan("Add auth", analysis="a", approach="b")
+    planner.create_plan("Ship beta", analysis="a", approach="b")
     return folder
 
 
