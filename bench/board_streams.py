@@ -39,8 +39,8 @@ from bench.mdtable import ms, table  # noqa: E402
 from bench.measure import median  # noqa: E402
 from bench.servers import CLIENT_MODE, check, vm_kb  # noqa: E402
 from bench.workloads import PLAN, seed_plan  # noqa: E402
+from tests.support.procs import HOST, answer_start  # noqa: E402
 
-HOST = "127.0.0.1"
 START_WAIT = 120.0  # bounds on "never hangs", on a busy machine
 STREAM_WAIT = 120.0
 BOARD_EVENT = b"event: board\n"
@@ -89,17 +89,11 @@ class Streams:
         self.boards: list[int] = []
         self._tails: list[bytes] = []
         for s in sent:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                head += chunk
-            if head.split(b" ", 2)[1:2] != [b"200"]:
+            status, rest = answer_start(s)
+            if status != 200:
                 self.refused += 1
                 s.close()
                 continue
-            rest = head.split(b"\r\n\r\n", 1)[1]
             self._selector.register(s, selectors.EVENT_READ, len(self.sockets))
             self.sockets.append(s)
             self.boards.append(rest.count(BOARD_EVENT))

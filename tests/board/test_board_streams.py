@@ -16,7 +16,7 @@ from typing import Any
 from planning_core import Planner
 from planning_core.stores.files import FileStore
 from server.board.routes import MAX_STREAMS
-from tests.support.procs import HOST, wait_until
+from tests.support.procs import HOST, answer_start, wait_until
 
 from .conftest import known_plan
 from .test_web_command import web
@@ -39,13 +39,7 @@ def open_streams(port: int, count: int, stack: ExitStack) -> list[socket.socket]
 
 def status_of(s: socket.socket) -> int:
     """The status code of the answer on `s` (its status line, read to the end of the headers)."""
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    return int(head.split(b" ", 2)[1])
+    return answer_start(s)[0]
 
 
 @contextmanager

@@ -23,6 +23,19 @@ REPO = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 
 
+def answer_start(s: socket.socket) -> tuple[int, bytes]:
+    """An HTTP answer on `s` read to the end of its headers: its status code (0 when the
+    connection closed before one came) and the bytes of the body that came with them."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        head += chunk
+    status = head.split(b" ", 2)[1:2]
+    return (int(status[0]) if status and status[0].isdigit() else 0), head.partition(b"\r\n\r\n")[2]
+
+
 _CLONE: list[Path] = []
 
 
