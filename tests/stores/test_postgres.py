@@ -552,3 +552,29 @@ def test_ids_are_never_reused_and_archiving_keeps_the_plan(pg_store: PostgresSto
     assert sorted(pg_store.snapshot(plan).tasks) == [1, 3, 5]
     assert pg_store.location(plan) == f"{pg_store.describe()}#{plan}"
     assert pg_store.title(plan) == "Shared plan"
+
+
+def test_a_server_sees_another_servers_edits_creations_and_deletions_exactly(url: str) -> None:
+    """Two servers on one database, each reading the plan after the other wrote it: each
+    read is the plan as written, whatever mix of edits, new tasks and deletions came
+    between (a deletion alone too)."""
+    one, two = PostgresStore(url), PostgresStore(url)
+    try:
+        plan = new_plan(one, tasks=4)
+        p1, p2 = Planner(one), Planner(two)
+        assert sorted(two.snapshot(plan).tasks) == [1, 2, 3, 4]
+        p1.update_task(plan, 2, subject="edited by one")
+        p1.create_task(plan, "made by one")
+        assert {i: t.subject for i, t in two.snapshot(plan).tasks.items()}[2] == "edited by one"
+        assert sorted(two.view(plan).tasks) == [1, 2, 3, 4, 5]
+        p1.update_task(plan, 3, status="deleted")  # a deletion alone
+        assert sorted(two.view(plan).tasks) == [1, 2, 4, 5]
+        p2.update_task(plan, 4, status="deleted")
+        p2.update_task(plan, 1, subject="edited by two")
+        p2.create_task(plan, "made by two")
+        assert sorted(one.view(plan).tasks) == [1, 2, 5, 6]
+        assert one.view(plan).tasks[1].subject == "edited by two"
+        assert one.snapshot(plan).tasks == two.snapshot(plan).tasks
+    finally:
+        one.close()
+        two.close()

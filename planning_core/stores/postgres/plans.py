@@ -3,8 +3,9 @@
 Each plan row has a version bumped by every write, and each task row the version that
 last wrote it (`written_in`). A read first asks for the plan's version (one small row);
 when it is the version already parsed, nothing more is read. Otherwise one query brings
-every task id and the documents written since the parsed version (all of them the first
-time), so a change by another server costs one document, not the whole plan.
+the documents written since the parsed version and the plan's task count (every document
+the first time, or when a task was deleted since), so a change by another server costs one
+document, not a row per task.
 
 The version is read before the tasks. The tasks may then be newer than that version
 (a write committed in between), never older: the parse is labelled with the older
@@ -133,28 +134,40 @@ class PlanCache:
                 self._plans[name] = fresh
 
     def load(self, conn: Conn, head: Head) -> Parsed:
-        """The plan's tasks as of head.version or newer: from the cache when it is there."""
+        """The plan's tasks as of head.version or newer: from the cache when it is there,
+        else the cached parse moved on by what was written since, else read whole."""
         kept = self.get(head.name)
         if kept is not None and kept.version >= head.version:
             return kept  # newer is as good: a write of ours committed since the head was read
-        since = kept.version if kept is not None else -1
-        rows = conn.execute(
-            f"SELECT id, CASE WHEN written_in > %s THEN doc END FROM {TASKS} WHERE plan = %s ORDER BY id",
-            (since, head.name),
-        ).fetchall()
-        old = kept.entries if kept is not None and since >= 0 else {}
-        entries: dict[int, Task | CorruptFile] = {}
-        for task_id, doc in rows:
-            if doc is not None:
-                entries[task_id] = parsed(task_id, doc)
-            elif task_id in old:
-                entries[task_id] = old[task_id]
-            else:  # not written since, yet not parsed before: cannot happen; read it whole
-                self.forget(head.name)
-                return self.load(conn, head)
-        fresh = Parsed(head.version, entries)
+        fresh = _caught_up(conn, head, kept) if kept is not None else None
+        if fresh is None:
+            rows = conn.execute(f"SELECT id, doc FROM {TASKS} WHERE plan = %s ORDER BY id", (head.name,)).fetchall()
+            fresh = Parsed(head.version, {task_id: parsed(task_id, doc) for task_id, doc in rows})
         self.keep(head.name, fresh)
         return fresh
+
+
+# The documents written since a version, and (id NULL) how many tasks the plan has: one snapshot.
+CHANGED_SINCE = (
+    f"SELECT id, doc FROM {TASKS} WHERE plan = %s AND written_in > %s "
+    f"UNION ALL SELECT NULL, count(*)::text FROM {TASKS} WHERE plan = %s"
+)
+
+
+def _caught_up(conn: Conn, head: Head, kept: Parsed) -> Parsed | None:
+    """`kept` moved on to head.version (or newer) by the documents written since its
+    version: a change by another server costs its documents, not a row per task. Every
+    task not written since is in `kept`, so the plan's count differs from the result's
+    only when a task was deleted since: None then (the caller reads the plan whole)."""
+    changes: dict[int, Task | CorruptFile | None] = {}
+    total = -1
+    for task_id, doc in conn.execute(CHANGED_SINCE, (head.name, kept.version, head.name)).fetchall():
+        if task_id is None:
+            total = int(doc)
+        else:
+            changes[task_id] = parsed(task_id, doc)
+    fresh = kept.with_changes(head.version, changes)
+    return fresh if len(fresh.entries) == total else None
 
 
 def version_view(views: KeptViews, head: Head, tasks: Parsed) -> PlanSnapshot:
