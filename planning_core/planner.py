@@ -7,6 +7,7 @@ refusal raised anywhere in it leaves the plan exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any, TypedDict, Unpack
@@ -41,11 +42,14 @@ from .models import (
 )
 from .names import check_date, check_slug, parse_task_id, slugify, today
 from .rendering.render import render_plan_md
-from .store import PlanStore
+from .store import PlanContended, PlanStore, PlanTransaction, TriesLock
 from .taskgraph import graph, ranking
 from .verify import Verification
 
 MAX_STEPS = 200
+
+# Times a claim waits out another writer of its plan and looks again before it queues for the plan.
+CLAIM_TRIES = 3
 
 
 def _now() -> str:
@@ -269,8 +273,8 @@ class Planner:
         pick = update.next_pick(next_claim, raw, p)
         if next_claim:
             self.complete_passed_gates(plan, by=by)  # their dependents may be the next task
-            self._something_ready(plan, pick)
-        with self.store.transaction(plan, by) as txn:
+        with contextlib.ExitStack() as held:
+            txn = self._locked(held, plan, by, pick if next_claim else None)
             now = self.clock()
             if next_claim:
                 tid = self._next_ready(plan, txn, now, pick)
@@ -322,6 +326,22 @@ class Planner:
             except PlanningError:
                 continue  # unfinished parts, or gone since: the next call tries again
         return done
+
+    def _locked(self, held: contextlib.ExitStack, plan: str, by: str, claim: ranking.Pick | None) -> PlanTransaction:
+        """The plan locked for the write (its lock `held` until the block ends). For a claim
+        of the next task (`claim`: what it may take), once the committed plan has a ready
+        task for it (_something_ready); a store that can (TriesLock) does not queue the
+        claim behind another writer but waits that writer out, and the claim looks again:
+        of the agents one change wakes, those the first left nothing are refused without
+        taking the lock. After CLAIM_TRIES such waits the claim queues as any write does."""
+        if claim is not None and isinstance(self.store, TriesLock):
+            for _ in range(CLAIM_TRIES):
+                self._something_ready(plan, claim)
+                with contextlib.suppress(PlanContended):
+                    return held.enter_context(self.store.try_transaction(plan, by))
+        if claim is not None:
+            self._something_ready(plan, claim)
+        return held.enter_context(self.store.transaction(plan, by))
 
     def _something_ready(self, plan: str, pick: ranking.Pick) -> None:
         """NothingReady, before the plan's lock is asked for, when the committed plan has no

@@ -175,6 +175,22 @@ class ChangeFeed(Protocol):
         ...
 
 
+class PlanContended(Exception):
+    """A claim's try_transaction found the plan held by another writer: it waited until
+    that writer was done, without taking the plan. Never reaches a user: the claim looks at
+    the committed plan again (the writer may have taken what it wanted) before it asks again."""
+
+
+@runtime_checkable
+class TriesLock(Protocol):
+    def try_transaction(self, name: str, by: str = NOBODY) -> AbstractContextManager[PlanTransaction]:
+        """transaction(), except that a plan another writer holds is not queued for:
+        PlanContended once that writer is done (PlanBusy after the store's lock timeout, as
+        transaction()). For claims, so that the agents one change wakes do not each take
+        the plan in turn to find that the first took the task they saw ready."""
+        ...
+
+
 @runtime_checkable
 class Recoverable(Protocol):
     def recover(self, by: str = NOBODY) -> list[str]:

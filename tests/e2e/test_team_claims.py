@@ -5,6 +5,7 @@ the new owner's heartbeat keeps working. Files and PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -12,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from planning_core.stores.postgres.schema import PLANS
 from tests.support.agent_stdio import Agent
 from tests.support.procs import stop
 from tests.support.store_urls import SERVED_KINDS, store_url
@@ -197,3 +200,61 @@ def test_a_waiting_claim_the_client_leaves_holds_nothing(team: Team, leaving: st
     assert ok and data["taskId"] == 2, text  # bob's wait took nothing
     ok, text, data = carol.call("TaskGet", {"taskId": 2, "plan": plan})
     assert data["task"]["owner"] == "carol" and "claimHistory" not in data["task"]["metadata"], text
+
+
+WOKEN = 6  # agents that one ready task wakes at once
+
+
+def _lock_waiters(url: str) -> list[str]:
+    """The statements of the backends now waiting for a lock in the database at `url`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        sql = "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        return [str(r[0]) for r in conn.execute(sql).fetchall()]
+
+
+@contextlib.contextmanager
+def plan_held(url: str) -> Iterator[None]:
+    """The plan's row locked by another writer (this test) while the block runs."""
+    with psycopg.connect(url) as conn:
+        conn.execute(f"SELECT 1 FROM {PLANS} FOR UPDATE")
+        yield
+        conn.rollback()
+
+
+def test_agents_woken_by_one_ready_task_make_one_claim_and_wait_again(team: Team) -> None:
+    """One task becomes ready (a lease runs out) while several agents wait for one: one
+    claims it, the others go on waiting (no refusal, no error), and each takes a later
+    task. On PostgreSQL, while another writer holds the plan, the woken claims wait it out
+    without queueing for the plan's lock (a queued claim would take the plan in turn only
+    to find the task gone)."""
+    lease = int(bound(3)) + 2  # alice's: the waits below begin before it runs out
+    names = [f"a{i}" for i in range(WOKEN)]
+    alice, *agents = team.agent("alice"), *(team.agent(n) for n in names)
+    tasks = [{"subject": "first"}, *({"subject": f"later {i}", "blockedBy": [1]} for i in range(WOKEN - 1))]
+    plan = make_plan(alice, tasks)
+    ok, text, _ = claim(alice, plan, "alice", lease)  # and alice goes quiet
+    assert ok, text
+    pg = team.url if "://" in team.url else None
+    with plan_held(pg) if pg else contextlib.nullcontext():
+        waiting = {a.name: start_waiting(a, plan, a.name, f"t-{a.name}", leaseSeconds=600) for a in agents}
+        if pg:  # at alice's lease end every agent tries: each waits the holder out, none queued for the plan
+            deadline = time.monotonic() + lease + bound(10)
+            while len(held := _lock_waiters(pg)) < WOKEN and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(held) == WOKEN and all("FOR SHARE" in q for q in held), held
+    deadline = time.monotonic() + lease + bound(10)
+    while (owner := alice.call("TaskGet", {"taskId": 1, "plan": plan})[2]["task"]["owner"]) == "alice":
+        assert time.monotonic() < deadline, "nobody took #1 over after alice's lease"
+        time.sleep(0.05)
+    winner = next(a for a in agents if a.name == owner)
+    ok, text, data = winner.result(waiting.pop(owner))
+    assert ok and data["taskId"] == 1, text
+    ok, text, _ = winner.call("TaskUpdate", {"taskId": 1, "plan": plan, "status": "completed"})
+    assert ok, text
+    taken = {}
+    for a in agents:
+        if a.name in waiting:  # still waiting after #1 was claimed: each takes a later task now
+            ok, text, data = a.result(waiting[a.name])
+            assert ok and "Claimed" in text, text
+            taken[a.name] = data["taskId"]
+    assert sorted(taken.values()) == list(range(2, WOKEN + 1)), taken

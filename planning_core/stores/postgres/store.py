@@ -22,7 +22,7 @@ from ...caller import NOBODY
 from ...errors import CorruptTask, PlanArchived, PlanBusy, PlanNotFound, TaskNotFound
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
-from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanContended, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..urls import redact
 from ..views import KeptViews
@@ -178,23 +178,38 @@ class PostgresStore:
 
     # -- writing ---------------------------------------------------------------------
 
-    def _lock(self, conn: Conn, name: str) -> Head:
-        """Begin a write of the plan: its row locked (at most lock_timeout s of waiting)."""
-        conn.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'")
+    def _lock(self, conn: Conn, name: str, queue: bool) -> Head:
+        """Begin a write of the plan: its row locked (at most lock_timeout s of waiting).
+        Not `queue`d: a row another transaction holds is waited out with a share lock,
+        which takes nothing from the writers queued for it and is granted to every such
+        waiter at once, then PlanContended (the caller looks at the committed plan again)."""
+        timeout = f"SET LOCAL lock_timeout = '{int(self.lock_timeout * 1000)}ms'"
+        conn.execute(timeout)
         try:
-            head = head_of(conn.execute(HEAD + " FOR UPDATE", (name,)).fetchone())
+            head = head_of(conn.execute(HEAD + (" FOR UPDATE" if queue else " FOR UPDATE NOWAIT"), (name,)).fetchone())
         except psycopg.errors.LockNotAvailable:
-            raise PlanBusy(name, self.lock_timeout) from None
+            if queue:
+                raise PlanBusy(name, self.lock_timeout) from None
+            self._wait_out(conn, name, timeout)
+            raise PlanContended(name) from None
         if head is None:  # the active names from this connection: the pool may have no other free
             rows = conn.execute(f"SELECT name FROM {PLANS} WHERE NOT archived ORDER BY name").fetchall()
             raise PlanNotFound(name, [str(r[0]) for r in rows])
         return head
 
+    def _wait_out(self, conn: Conn, name: str, timeout: str) -> None:
+        """Until the transaction holding the plan's row ends (NOWAIT's refusal ended ours)."""
+        conn.execute(f"ROLLBACK; BEGIN; {timeout}")
+        try:
+            conn.execute(f"SELECT 1 FROM {PLANS} WHERE name = %s FOR SHARE", (name,))
+        except psycopg.errors.LockNotAvailable:
+            raise PlanBusy(name, self.lock_timeout) from None
+
     @contextlib.contextmanager
-    def _writing(self, name: str, by: str) -> Iterator[PostgresTransaction]:
+    def _writing(self, name: str, by: str, queue: bool = True) -> Iterator[PostgresTransaction]:
         check_plan_name(name)
         self.prepare()
-        with self.db.write(f"writing plan {name}", lambda conn: self._lock(conn, name)) as (conn, head):
+        with self.db.write(f"writing plan {name}", lambda conn: self._lock(conn, name, queue)) as (conn, head):
             if head.archived:
                 raise PlanArchived(name)
             locked = self.cache.load(conn, head)
@@ -206,6 +221,9 @@ class PostgresStore:
 
     def transaction(self, name: str, by: str = NOBODY) -> contextlib.AbstractContextManager[PostgresTransaction]:
         return self._writing(name, by)
+
+    def try_transaction(self, name: str, by: str = NOBODY) -> contextlib.AbstractContextManager[PostgresTransaction]:
+        return self._writing(name, by, queue=False)
 
     def archive(self, name: str, check: PlanArchiveCheck, by: str = NOBODY) -> str:
         with self._writing(name, by) as txn:
