@@ -23,12 +23,25 @@ from pathlib import Path
 
 from mcp import StdioServerParameters
 
+from planning_core.store import PlanStore
+from planning_core.stores import open_store
 from tests.support.waits import bound
 
 from .procs import HOST, Served, child_env, console_script, stop, wait_for_port, wait_until
 
 SERVED_KINDS = ("files", "postgres")  # the backends a server child can be given (not memory)
 _SERVING_LINE = re.compile(r"^planning-mcp\b.*: serving http://[^/]+:(\d+)/(?:mcp|sse)\b", re.MULTILINE)
+
+
+def opened_store(url: str) -> Iterator[PlanStore]:
+    """The store at `url`, prepared, and closed when done: a fixture's body (`yield from`), or
+    `for store in opened_store(url)` for one block."""
+    store = open_store(url)
+    store.prepare()
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def store_url(kind: str, tmp_path: Path) -> str:

@@ -12,9 +12,8 @@ import pytest
 
 from planning_core import Planner
 from planning_core.store import PlanStore
-from planning_core.stores import open_store
 from tests.support.procs import run_cli
-from tests.support.store_urls import SERVED_KINDS, store_url
+from tests.support.store_urls import SERVED_KINDS, opened_store, store_url
 
 
 @pytest.fixture(params=SERVED_KINDS)
@@ -24,12 +23,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def opened(url: str) -> Iterator[PlanStore]:
-    store = open_store(url)
-    store.prepare()
-    try:
-        yield store
-    finally:
-        store.close()
+    yield from opened_store(url)
 
 
 def _plan(store: PlanStore) -> str:

@@ -16,9 +16,8 @@ import pytest
 
 from planning_core import Planner
 from planning_core.store import PlanStore
-from planning_core.stores import open_store
 from server.claude_code.claude_hook import main
-from tests.support.store_urls import SERVED_KINDS, store_url
+from tests.support.store_urls import SERVED_KINDS, opened_store, store_url
 
 
 @pytest.fixture(params=SERVED_KINDS)
@@ -28,12 +27,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def opened(url: str) -> Iterator[PlanStore]:
-    store = open_store(url)
-    store.prepare()
-    try:
-        yield store
-    finally:
-        store.close()
+    yield from opened_store(url)
 
 
 def hook(url: str, event: str, **payload: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,9 @@ from planning_core import safetext
 from planning_core.import_export.import_formats import MAX_IMPORT_BYTES
 from planning_core.import_export.importing import MAX_IMPORTED_LINKS
 from planning_core.store import PlanStore
-from planning_core.stores import open_store
 from tests.support.procs import run_cli
 from tests.support.seed import make_plan
+from tests.support.store_urls import opened_store
 from tests.support.stores import assert_mirrored, stored_state
 
 SAMPLES = Path(__file__).parent / "fixtures" / "import"
@@ -36,15 +35,6 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def cli(*args: str) -> tuple[int, str, str]:
     done = run_cli(list(args))
     return done.returncode, done.stdout, done.stderr
-
-
-def opened(url: str) -> Iterator[PlanStore]:
-    store = open_store(url)
-    store.prepare()
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def by_subject(store: PlanStore, plan: str) -> dict[str, dict[str, Any]]:
@@ -77,7 +67,7 @@ def test_beads_issues_become_a_plan(store_url: str) -> None:
     rc, out, err = cli("import", str(SAMPLES / "beads"), "--store", store_url)
     assert rc == 0, err
     assert "imported 4 tasks from beads into the new plan" in out
-    for store in opened(store_url):
+    for store in opened_store(store_url):
         tasks = by_subject(store, only_plan(store))
         jwt = tasks["Implement JWT middleware"]
         assert (jwt["status"], jwt["owner"], jwt["blockedBy"]) == ("in_progress", "bob", ["Design the auth schema"])
@@ -105,7 +95,7 @@ def test_taskmaster_tags_become_plans_and_subtasks_tasks(tmp_path: Path) -> None
     rc, out, err = cli("import", str(SAMPLES / "taskmaster"), "--root", root)
     assert rc == 0, err
     assert len(out.splitlines()) == 2  # master and feature-x
-    for store in opened(root):
+    for store in opened_store(root):
         master, feature = sorted(store.active_plans(), key=len)
         assert store.title(feature).endswith("(feature-x)")
         tasks = by_subject(store, master)
@@ -126,7 +116,7 @@ def test_taskmaster_tag_chosen(tmp_path: Path) -> None:
     root = str(tmp_path / "root")
     rc, _, err = cli("import", str(SAMPLES / "taskmaster"), "--tag", "feature-x", "--plan", "spike", "--root", root)
     assert rc == 0, err
-    for store in opened(root):
+    for store in opened_store(root):
         plan = only_plan(store)
         assert plan.endswith("-spike")
         assert list(by_subject(store, plan)) == ["Spike feature X"]
@@ -136,7 +126,7 @@ def test_claude_code_task_list(tmp_path: Path) -> None:
     root = str(tmp_path / "root")
     rc, _, err = cli("import", str(SAMPLES / "claude" / "team-list"), "--root", root)
     assert rc == 0, err
-    for store in opened(root):
+    for store in opened_store(root):
         tasks = by_subject(store, only_plan(store))
         fix = tasks["Fix the parser bug"]
         assert (fix["status"], fix["owner"], fix["activeForm"]) == (
@@ -152,7 +142,7 @@ def test_speckit_phases_block_the_next_phase(tmp_path: Path) -> None:
     root = str(tmp_path / "root")
     rc, _, err = cli("import", str(SAMPLES / "speckit" / "tasks.md"), "--root", root)
     assert rc == 0, err
-    for store in opened(root):
+    for store in opened_store(root):
         plan = only_plan(store)
         assert store.title(plan) == "Tasks: Photo albums"
         tasks = by_subject(store, plan)
@@ -187,7 +177,7 @@ def test_phases_are_linked_in_proportion_to_their_tasks(tmp_path: Path) -> None:
     rc, out, err = cli("import", str(source), "--root", root)
     assert rc == 0, err
     assert "imported 2001 tasks" in out
-    for store in opened(root):
+    for store in opened_store(root):
         tasks = store.view(only_plan(store)).tasks
         assert sum(len(t.blocked_by) for t in tasks.values()) == 2000
         assert tasks[1001].subject == "Checkpoint: Phase 1 done" and len(tasks[1001].blocked_by) == 1000
@@ -198,7 +188,7 @@ def test_kiro_subtasks_block_their_parent(tmp_path: Path) -> None:
     root = str(tmp_path / "root")
     rc, _, err = cli("import", str(SAMPLES / "kiro" / "tasks.md"), "--format", "tasksmd", "--root", root)
     assert rc == 0, err
-    for store in opened(root):
+    for store in opened_store(root):
         tasks = by_subject(store, only_plan(store))
         assert tasks["Implement the data models"]["blockedBy"] == [
             "Write the Album model",
@@ -229,7 +219,7 @@ def test_reimport_updates_instead_of_duplicating(tmp_path: Path) -> None:
     rc, out, err = cli("import", str(project), "--root", root)
     assert rc == 0, err
     assert "1 added, 1 updated, 3 unchanged" in out
-    for store in opened(root):
+    for store in opened_store(root):
         tasks = by_subject(store, only_plan(store))
         assert len(tasks) == 5
         assert tasks["Implement the JWT middleware"]["status"] == "completed"
@@ -247,7 +237,7 @@ def test_export_to_beads_reimports_to_the_same_plan(store_url: str, tmp_path: Pa
     assert rc == 0, err
     assert "0 added, 0 updated, 4 unchanged" in out  # the same plan, not a copy
     assert cli("import", str(out_file), "--store", store_url, "--plan", "again")[0] == 0
-    for store in opened(store_url):
+    for store in opened_store(store_url):
         first, again = sorted(store.active_plans(), key=lambda n: n.endswith("-again"))
         assert by_subject(store, again) == by_subject(store, first)
 
@@ -329,13 +319,13 @@ HOSTILE = {
 def test_hostile_input_is_refused_and_writes_nothing(make: Any, tmp_path: Path) -> None:
     root = str(tmp_path / "root")
     assert cli("import", str(SAMPLES / "beads"), "--root", root, "--plan", "mine")[0] == 0
-    for store in opened(root):
+    for store in opened_store(root):
         before = stored_state(store)
     rc, out, err = cli("import", str(make(tmp_path)), "--format", "beads", "--root", root, "--plan", "mine")
     assert rc == 2, (out, err)
     assert HOSTILE[make] in err
     assert len(err.strip().splitlines()) == 1 and "nothing was written" in err
-    for store in opened(root):
+    for store in opened_store(root):
         assert stored_state(store) == before
 
 
@@ -381,7 +371,7 @@ def test_notes_go_out_as_beads_comments_and_come_back(store_url: str, tmp_path: 
         },
     )
     assert cli("import", str(source), "--store", store_url, "--plan", "notes")[0] == 0
-    for store in opened(store_url):
+    for store in opened_store(store_url):
         [plan] = store.active_plans()
         assert store.get_task(plan, 1).notes == [{"by": "ann", "at": "2026-05-28T09:00:00Z", "text": "half done"}]
         with store.transaction(plan) as txn:  # a note written here meanwhile
@@ -396,6 +386,6 @@ def test_notes_go_out_as_beads_comments_and_come_back(store_url: str, tmp_path: 
     out_file = tmp_path / "exported.jsonl"
     out_file.write_text(exported)
     assert cli("import", str(out_file), "--store", store_url, "--plan", "copy")[0] == 0
-    for store in opened(store_url):
+    for store in opened_store(store_url):
         for plan in store.active_plans():
             assert [n["text"] for n in store.get_task(plan, 1).notes] == ["half done", "finished"], plan
