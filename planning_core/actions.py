@@ -9,18 +9,19 @@ forwards arguments.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Unpack
 
 from pydantic import BaseModel
 
-from . import done, gates, queries, update
+from . import done, gates, history, queries, update
 from .caller import Caller
-from .errors import CurrentPlanGone, InvalidPlanName, PlanningError
+from .errors import CurrentPlanGone, InvalidPlanName, PlanningError, PlanNotFound
 from .events import EventHooks, task_payload
-from .import_export import importing
-from .models import NewTask, PlanSummary, Task, TaskPatch, TaskStatus, TodoItem
+from .history import EVERYTHING, Logged
+from .import_export import copying, importing
+from .models import NewTask, PlanSnapshot, PlanSummary, Task, TaskPatch, TaskStatus, TodoItem
 from .names import check_plan_name
 from .outcomes import (
     PlanArchivedResult,
@@ -38,8 +39,9 @@ from .queries import TaskPage
 from .rendering import render, timeline
 from .rendering.plan_text import PlanText, read_plan
 from .rendering.rows import task_row
-from .store import PlanFolders, PlanStore
+from .store import History, PlanFolders, PlanStore, Recoverable
 from .verification import Progress, StillRunning, Verifier
+from .verify import CheckFile
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -83,9 +85,12 @@ class Actions:
         self.pages = Pages()  # TaskList rows and pages kept between calls
 
     @classmethod
-    def over(cls, store: PlanStore, hooks: EventHooks | None = None, verifier: Verifier | None = None) -> Actions:
-        """The actions on `store`: how every server module and command reaches the core."""
-        return cls(Planner(store), hooks, verifier)
+    def over(cls, store: PlanStore, hooks: EventHooks | None = None, checks: CheckFile | None = None) -> Actions:
+        """The actions on `store`: how every server module and command reaches the core.
+        `checks`: the check file a task's criteria may name (a served store's), run by a
+        Verifier over the same planner."""
+        planner = Planner(store)
+        return cls(planner, hooks, None if checks is None else Verifier(planner, checks))
 
     def _payload(self, plan: str, task: Task, subject: str | None = None, owner: str | None = None) -> dict[str, Any]:
         store = self.planner.store
@@ -336,6 +341,82 @@ class Actions:
     def clock(self) -> dt.datetime:
         """The time leases are judged at."""
         return self.planner.clock()
+
+    # -- what the commands and the board read (they print or serve it as it is) ---------
+
+    def describe(self) -> str:
+        """Where the plans are, for a person (the store's own words)."""
+        return self.planner.store.describe()
+
+    def active_plans(self) -> list[str]:
+        """The active plans' names, oldest first."""
+        return self.planner.store.active_plans()
+
+    def plan_title(self, plan: str) -> str:
+        return self.planner.store.title(plan)
+
+    def plan_md(self, plan: str) -> str:
+        """The plan's plan.md as written."""
+        return self.planner.store.read_plan_md(plan)
+
+    def snapshot(self, plan: str) -> PlanSnapshot:
+        """The plan and its tasks, the caller's own copy."""
+        return self.planner.store.snapshot(plan)
+
+    def view(self, plan: str) -> PlanSnapshot:
+        """The plan and its tasks, shared and read-only: no copy of every task."""
+        return self.planner.store.view(plan)
+
+    def location(self, plan: str) -> str:
+        """Where the plan is kept (a folder, or the database's name for it)."""
+        return self.planner.store.location(plan)
+
+    def task_file_place(self, plan: str, file: str) -> str:
+        """Where one of the plan's task files is: its path on this machine, else the
+        backend's location and the file's name."""
+        store = self.planner.store
+        try:
+            if isinstance(store, PlanFolders):
+                return str(store.plan_folder(plan) / file)
+            return f"{store.location(plan)} {file}"
+        except PlanNotFound:
+            return f"{plan} {file}"
+
+    def kept_in_folders(self) -> bool:
+        """Are the plans folders on this machine (else rows in a database)?"""
+        return isinstance(self.planner.store, PlanFolders)
+
+    def history_page(self, plan: str, limit: int, cursor: str | None) -> tuple[list[Logged], str | None]:
+        """A page of the plan's history, newest first, and the next page's cursor
+        (timeline.log_page)."""
+        return timeline.log_page(self.planner.store, plan, limit, cursor)
+
+    def latest_history(self, limit: int) -> list[Logged]:
+        """The active plans' latest `limit` events, newest first; none from a store that
+        keeps no history."""
+        store = self.planner.store
+        found = store.events_since(EVERYTHING, limit) if isinstance(store, History) else []
+        return history.newest(found, limit)
+
+    def since_text(self, last_seen: float | None) -> str:
+        """What happened in the plans since `last_seen` (else in the last day), for an agent
+        coming back (timeline.since_text); "" when nothing did."""
+        return timeline.since_text(self.planner.store, last_seen)
+
+    def recovered(self, caller: Caller) -> list[str]:
+        """What the store repaired after a crash (Recoverable), a line each; nothing from a
+        store that needs no repair."""
+        store = self.planner.store
+        return store.recover(caller.who) if isinstance(store, Recoverable) else []
+
+    def plans_copied(
+        self, caller: Caller, target: Actions, on_plan: Callable[[copying.PlanCopy], None] | None = None
+    ) -> copying.CopyReport:
+        """Every plan, active and archived, copied from this store into `target`'s
+        (copying.copy_plans: never over a plan of the same name). A write, so it takes its
+        caller as every write does; the copy keeps each plan's history as written, so no
+        entry names it."""
+        return copying.copy_plans(self.planner.store, target.planner.store, on_plan)
 
     def task_get(self, caller: Caller, task_id: Any, plan: str | None = None) -> Outcome[TaskFetched]:
         name = self._plan(caller, plan)

@@ -31,6 +31,7 @@ from .verify import describe
 TASK_EVENTS_SHOWN = 3  # TaskGet's last events of the task
 PAGE_DEFAULT = 50  # a page of a plan's log (`planning-mcp log`)
 PAGE_MAX = 1000
+EVERYTHING = "0000-01-01T00:00:00.000Z"  # events_since from the beginning: every kept event
 SINCE_LINES = 12  # "since you were last here": at most this many lines of tasks
 SINCE_DEFAULT_SECONDS = 24 * 3600.0  # when the session was never here before
 

@@ -13,10 +13,9 @@ from typing import Any
 from planning_core import PlanningError, PlanSnapshot, TaskStatus
 from planning_core.actions import Actions
 from planning_core.models import PlanSummary
-from planning_core.names import PLAN_DATE_LENGTH, match_plan
+from planning_core.names import PLAN_DATE_LENGTH
 from planning_core.rendering import timeline
 from planning_core.rendering.rows import board_row
-from planning_core.store import PlanStore
 from planning_core.taskgraph import graph
 
 # Left to right as a person reads a board: what can start, what waits, what runs, what is done.
@@ -25,21 +24,16 @@ COLUMN_TITLES = {"ready": "Ready", "blocked": "Blocked", "in_progress": "In prog
 TIMELINE_EVENTS = 12  # the plan's latest events beside its board
 
 
-def plan_timeline(store: PlanStore, name: str) -> list[dict[str, str]]:
+def plan_timeline(actions: Actions, name: str) -> list[dict[str, str]]:
     """The plan's latest events, newest first, as the log command prints them."""
-    items, _ = timeline.log_page(store, name, TIMELINE_EVENTS, None)
+    items, _ = actions.history_page(name, TIMELINE_EVENTS, None)
     return [{"at": i.at, "text": timeline.line(i)} for i in items]
 
 
-def select_plans(store: PlanStore, wanted: str | None) -> list[str]:
+def select_plans(actions: Actions, wanted: str | None) -> list[str]:
     """No name: every active plan. A name or a unique part of one: that plan, by the rule
-    the tools' `plan` argument follows (names.match_plan)."""
-    active = store.active_plans()
-    if not wanted:
-        return active
-    name = match_plan(wanted, lambda: active, store.archived_plans)
-    store.is_archived(name)  # raises PlanNotFound
-    return [name]
+    the tools' `plan` argument follows (Actions.resolve: names.match_plan)."""
+    return [actions.resolve(wanted, None)] if wanted else actions.active_plans()
 
 
 # What `status --json` shows of each task: the board row's first fields.
@@ -86,29 +80,30 @@ def _opening(plans: list[PlanSummary]) -> list[str]:
     return [] if newest is None else [newest.name]
 
 
-def board_data(store: PlanStore, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
+def board_data(reads: Actions, wanted: str | None = None, *, actions: bool = False) -> dict[str, Any]:
     """The active plans beside one plan's board: `wanted` (a name or a unique part of one,
     by the tools' rule), else the newest active plan with work left (_opening). A plan that cannot be shown is an
     `error` the page prints, with the plans still listed."""
-    return shown_board(store, wanted, actions=actions)[0]
+    return shown_board(reads, wanted, actions=actions)[0]
 
 
 def shown_board(
-    store: PlanStore, wanted: str | None = None, *, actions: bool = False
+    reads: Actions, wanted: str | None = None, *, actions: bool = False
 ) -> tuple[dict[str, Any], dt.datetime | None]:
     """board_data, and when it next changes with no write (the first lease on it to run
-    out, moving its task from In progress to Ready), if ever."""
-    summaries = Actions.over(store).summaries()
+    out, moving its task from In progress to Ready), if ever. `reads`: the core the board
+    reads through; `actions`: whether the page offers its buttons."""
+    summaries = reads.summaries()
     plans = [p.model_dump(mode="json", by_alias=True) for p in summaries]
-    out: dict[str, Any] = {"root": store.describe(), "actions": actions, "plans": plans, "plan": None}
+    out: dict[str, Any] = {"root": reads.describe(), "actions": actions, "plans": plans, "plan": None}
     out["columns"] = [{"key": k, "title": COLUMN_TITLES[k]} for k in COLUMNS]
     lapse = None
     try:
-        names = select_plans(store, wanted) if wanted else _opening(summaries)
+        names = select_plans(reads, wanted) if wanted else _opening(summaries)
         if names:
-            snap = store.snapshot(names[0])
-            out["plan"] = plan_board(snap, store.location(names[0]))
-            out["plan"]["timeline"] = plan_timeline(store, names[0])
+            snap = reads.snapshot(names[0])
+            out["plan"] = plan_board(snap, reads.location(names[0]))
+            out["plan"]["timeline"] = plan_timeline(reads, names[0])
             now = graph.utc_now()
             lapse = min((t for t in map(graph.lease_runs_out, snap.tasks.values()) if t and t > now), default=None)
     except PlanningError as e:  # no such plan, an ambiguous part of a name, an unreadable folder

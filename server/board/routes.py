@@ -74,6 +74,7 @@ class BoardSite:
     stopping: Callable[[], bool] = lambda: False
     changes: ChangeCounter = field(init=False)
     live: LiveBoards = field(init=False)
+    reads: Actions = field(init=False)  # what the page shows, read through the core
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -83,6 +84,7 @@ class BoardSite:
         await response(scope, receive, send)
 
     def __post_init__(self) -> None:
+        self.reads = self.actions if self.actions is not None else Actions.over(self.store)
         self.changes = ChangeCounter(self.store)
         self.live = LiveBoards(self.live_board, self.changes, lambda: self.stopping())
         from mcp.server.transport_security import TransportSecurityMiddleware
@@ -156,11 +158,11 @@ class BoardSite:
     # -- data -----------------------------------------------------------------------
 
     def board(self, plan: str | None) -> str:
-        return _board_json(board_data(self.store, plan, actions=self.actions is not None))
+        return _board_json(board_data(self.reads, plan, actions=self.actions is not None))
 
     def live_board(self, plan: str | None) -> tuple[str, float | None]:
         """The board, and in how many seconds it changes with no write (a lease runs out)."""
-        data, lapse = shown_board(self.store, plan, actions=self.actions is not None)
+        data, lapse = shown_board(self.reads, plan, actions=self.actions is not None)
         return _board_json(data), None if lapse is None else (lapse - utc_now()).total_seconds()
 
     def events(self, plan: str | None) -> Response:

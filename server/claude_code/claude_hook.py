@@ -126,13 +126,13 @@ def output(event: str, context: str) -> str:
 
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
-    from planning_core.rendering import timeline
     from planning_core.rendering.render import active_plans_block
 
     if root is not None:
         hook_state.sweep(root)
-    block = active_plans_block(_actions(store).summaries())
-    since = timeline.since_text(store, _last_seen(store, root, payload or {}))
+    actions = _actions(store)
+    block = active_plans_block(actions.summaries())
+    since = actions.since_text(_last_seen(store, root, payload or {}))
     return output("SessionStart", block + (f"\n\n{since}" if since else ""))
 
 
@@ -295,13 +295,14 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     """What is left in the session's current plan (else the only active plan) for this
     session, whose tasks are those its claims named (or no one's); time gates that have
     passed are completed first. None: no plan to judge."""
-    name = _judged_plan(store.active_plans(), state)
+    actions = _actions(store)
+    name = _judged_plan(actions.active_plans(), state)
     if name is None:
         return None
     owners = state.get("owners")
     mine = ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
     try:
-        return _actions(store).work_left(_caller(), name, mine)
+        return actions.work_left(_caller(), name, mine)
     except PlanningError:
         return None
 
@@ -383,7 +384,7 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
     with _session_state(store, root, session_id) as state:
         made = _dict(state.get("plan_mode_plans"))
         earlier = made.get(where)
-        if isinstance(earlier, str) and earlier in store.active_plans():
+        if isinstance(earlier, str) and earlier in actions.active_plans():
             name, said = earlier, actions.plan_revise(caller, earlier, read_plan(text))
         else:
             name = actions.plan_from_text(caller, text)
@@ -391,14 +392,14 @@ def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload
         made.pop(where, None)
         made[where] = name  # the newest last: what a state too big to keep loses first is the oldest
         state.update(plan_mode_plans=made, current_plan=name, plan_quiet=0, updated=time.time())
-    board = _board(store, name)
+    board = _board(actions, name)
     return output("PostToolUse", f"{said}\n{board}\nStart: TaskUpdate the first ready task to in_progress.")
 
 
-def _board(store: PlanStore, name: str) -> str:
+def _board(actions: Actions, name: str) -> str:
     from planning_core.rendering.render import task_board
 
-    snap = store.snapshot(name)
+    snap = actions.snapshot(name)
     tasks = list(snap.tasks.values())
     return task_board(snap.summary(), tasks, {t.id: t.blocked_by for t in tasks})
 

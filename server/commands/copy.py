@@ -17,11 +17,12 @@ import sys
 from typing import Any
 
 from planning_core import PlanningError
-from planning_core.import_export.copying import PlanCopy, copy_plans
+from planning_core.actions import Actions
+from planning_core.import_export.copying import PlanCopy
 from planning_core.store import PlanStore
 from planning_core.stores import DatabaseUrl, redact
 
-from ..common.cli_common import EXIT_CONFIG, EXIT_OK
+from ..common.cli_common import EXIT_CONFIG, EXIT_OK, command_caller
 from ..common.store_choice import StoreChoiceError, from_text, open_for_reading, open_for_writing
 
 STORE_HELP = "a folder or file: URL (the file store), or postgresql://USER:PASSWORD@HOST/DB"
@@ -47,7 +48,8 @@ def run_copy(args: argparse.Namespace) -> int:
             return EXIT_CONFIG
         stores.append(open_for_reading(source))  # a database: connected and its schema found
         stores.append(open_for_writing(target))
-        report = copy_plans(stores[0], stores[1], on_plan=_print_plan)
+        source_plans, target_plans = Actions.over(stores[0]), Actions.over(stores[1])
+        report = source_plans.plans_copied(command_caller(args.command), target_plans, on_plan=_print_plan)
     except (StoreChoiceError, PlanningError, OSError) as e:
         print(f"planning-mcp: {_scrub(str(e), urls)}", file=sys.stderr)
         return EXIT_CONFIG

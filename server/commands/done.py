@@ -91,7 +91,7 @@ def run_check_done(args: argparse.Namespace, choice: StoreChoice) -> int:
 
     def check_done(store: PlanStore) -> int:
         actions, caller = Actions.over(store), command_caller(args.command)
-        names = [actions.resolve(args.plan, None)] if args.plan else store.active_plans()
+        names = [actions.resolve(args.plan, None)] if args.plan else actions.active_plans()
         lines = []
         for name in names:
             left = actions.work_left(caller, name)

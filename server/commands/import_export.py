@@ -18,7 +18,6 @@ from planning_core import PlanningError
 from planning_core.actions import Actions
 from planning_core.import_export.import_formats import FORMATS, load
 from planning_core.import_export.importing import beads_lines
-from planning_core.queries import resolve_plan
 from planning_core.store import PlanStore
 
 from ..common.cli_common import EXIT_CONFIG, EXIT_OK, command_caller
@@ -61,7 +60,8 @@ def run_import(args: argparse.Namespace, choice: StoreChoice) -> int:
 def run_export(args: argparse.Namespace, choice: StoreChoice) -> int:
     try:
         with _opened(open_for_reading, choice) as store:
-            snap = store.snapshot(resolve_plan(store, args.plan, None))
+            actions = Actions.over(store)
+            snap = actions.snapshot(actions.resolve(args.plan, None))
             for line in beads_lines(snap):
                 sys.stdout.write(line + "\n")
     except BrokenPipeError:

@@ -7,13 +7,10 @@ import argparse
 import json
 from typing import Any
 
-from planning_core import history
+from planning_core.actions import Actions
 from planning_core.history import PAGE_DEFAULT, PAGE_MAX, Logged
 from planning_core.rendering import timeline
 from planning_core.safetext import escape_json
-from planning_core.store import History, PlanStore
-
-EVERYTHING = "0000-01-01T00:00:00.000Z"  # events_since from the beginning: every kept event
 
 
 def add_parser(sub: Any, add_store_arguments: Any) -> argparse.ArgumentParser:
@@ -33,18 +30,17 @@ def _as_json(items: list[Logged], cursor: str | None) -> str:
     return escape_json(json.dumps({"events": rows, "nextCursor": cursor}, ensure_ascii=False, indent=2))
 
 
-def show(args: argparse.Namespace, store: PlanStore, plans: list[str]) -> str:
+def show(args: argparse.Namespace, actions: Actions, plans: list[str]) -> str:
     """The text to print. Raises ValueError for arguments that cannot be met, PlanningError
     as the store does (an unknown plan, a cursor it never gave)."""
     if not 1 <= args.limit <= PAGE_MAX:
         raise ValueError(f"--limit must be between 1 and {PAGE_MAX}")
     if args.plan:
-        items, cursor = timeline.log_page(store, plans[0], args.limit, args.cursor)
+        items, cursor = actions.history_page(plans[0], args.limit, args.cursor)
     elif args.cursor:
         raise ValueError("--cursor pages one plan's log: name the plan too")
     else:
-        found = store.events_since(EVERYTHING, args.limit) if isinstance(store, History) else []
-        items, cursor = history.newest(found, args.limit), None
+        items, cursor = actions.latest_history(args.limit), None
     if args.json:
         return _as_json(items, cursor)
     if not items:

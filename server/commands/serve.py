@@ -10,10 +10,12 @@ import logging
 import sys
 from typing import Any, Literal
 
-from planning_core.store import PlanStore, Recoverable
+from planning_core.actions import Actions
+from planning_core.caller import Caller
+from planning_core.store import PlanStore
 
 from .. import __version__
-from ..common.cli_common import EXIT_OK, HOOKS_HELP, add_store_arguments, command_writer, load_hooks
+from ..common.cli_common import EXIT_OK, HOOKS_HELP, add_store_arguments, command_caller, load_hooks
 from ..common.exposure import token_from
 from ..common.store_choice import StoreChoice, open_for_writing
 from ..transport.http import serve
@@ -32,11 +34,10 @@ def serving_line(transport: str, root: str, url: str | None = None) -> str:
     return f"planning-mcp {__version__}: serving {where}; plans in {root} (Ctrl+C to stop)"
 
 
-def _recover(store: PlanStore, by: str) -> None:
-    """After a crash, what the store can repair (Recoverable); never fatal."""
-    if isinstance(store, Recoverable):
-        for line in store.recover(by):
-            log.warning("%s", line)
+def _recover(actions: Actions, caller: Caller) -> None:
+    """After a crash, what the store can repair (Actions.recovered); never fatal."""
+    for line in actions.recovered(caller):
+        log.warning("%s", line)
 
 
 def add_serve_parser(sub: Any) -> None:
@@ -64,13 +65,14 @@ def _serve(args: argparse.Namespace, choice: StoreChoice, store: PlanStore) -> i
     """Serve MCP on the opened store until stopped (stdio, or HTTP/SSE)."""
     transport = getattr(args, "transport", "stdio")
     hooks = load_hooks(getattr(args, "sub_hooks", None) or args.hooks)
-    _recover(store, command_writer(args.command))
+    actions = Actions.over(store)  # the summary's reads; the server makes its own
+    _recover(actions, command_caller(args.command))
     from ..mcp.app import build_server  # the MCP SDK: only when serving
 
     server = build_server(store, hooks=hooks)
     where = choice.described
     if transport == "stdio":
-        print(summary(store), file=sys.stderr)
+        print(summary(actions), file=sys.stderr)
         print(serving_line(transport, where), file=sys.stderr, flush=True)
         from ..transport.stdio import run_stdio  # our transport: answers every request, bounded memory
 
@@ -85,7 +87,7 @@ def _serve(args: argparse.Namespace, choice: StoreChoice, store: PlanStore) -> i
             args.host,
             args.port,
             token,
-            banner=summary(store),
+            banner=summary(actions),
             ready=lambda url: serving_line(kind, where, url),  # the URL is known once bound
         )
     return EXIT_OK

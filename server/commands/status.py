@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from planning_core import PlanningError
+from planning_core.actions import Actions
 from planning_core.rendering.render import startup_summary
 from planning_core.store import PlanStore
 
@@ -20,11 +21,11 @@ from .views import status_json
 log = logging.getLogger("planning_mcp")
 
 
-def summary(store: PlanStore) -> str:
+def summary(actions: Actions) -> str:
     snapshots = []
-    for name in store.active_plans():
+    for name in actions.active_plans():
         try:
-            snapshots.append(store.view(name))  # read-only: no copy of every task
+            snapshots.append(actions.view(name))  # read-only: no copy of every task
         except PlanningError as e:  # one unreadable plan must not stop the server
             log.warning("plan %s is left out of the summary: %s", name, e)
     return startup_summary(snapshots)
@@ -45,5 +46,6 @@ def run_status(args: argparse.Namespace, choice: StoreChoice) -> int:
 
 
 def _print_status(args: argparse.Namespace, store: PlanStore) -> int:
-    print(status_json(store) if args.json else summary(store))
+    actions = Actions.over(store)
+    print(status_json(actions) if args.json else summary(actions))
     return EXIT_OK

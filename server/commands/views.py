@@ -1,5 +1,5 @@
 """The person's side of the CLI: `board`, `graph`, `status --json`, and the dispatch
-to `watch` and `log`. Plain planning_core underneath; importing this module (or
+to `watch` and `log`. The core through Actions underneath; importing this module (or
 running these commands) never loads the MCP SDK, so they start fast."""
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from planning_core import PlanningError, PlanSnapshot
+from planning_core.actions import Actions
 from planning_core.errors import PlanNotFound
 from planning_core.rendering.mermaid import plans_graph
 from planning_core.rendering.render import task_board
 from planning_core.safetext import escape, escape_json
-from planning_core.store import PlanFolders, PlanStore
+from planning_core.store import PlanStore
 from planning_core.taskgraph import graph
 
 from ..board.data import plan_data, select_plans
@@ -54,22 +55,23 @@ def run_view(args: argparse.Namespace, choice: StoreChoice) -> int:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        return _show(args, store)
+        return _show(args, store, Actions.over(store))
     finally:
         store.close()
 
 
-def _show(args: argparse.Namespace, store: PlanStore) -> int:
+def _show(args: argparse.Namespace, store: PlanStore, actions: Actions) -> int:
+    """`store`: followed by `watch` for its changes; everything shown is read through `actions`."""
     try:
         if args.command == "board":
-            names = select_plans(store, args.plan)
-            snaps = _snapshots(store, names)
-            print(board_json(store, snaps) if args.json else board_text(store, snaps))
+            names = select_plans(actions, args.plan)
+            snaps = _snapshots(actions, names)
+            print(board_json(actions, snaps) if args.json else board_text(actions, snaps))
         elif args.command == "graph":
-            print(plans_graph(_snapshots(store, select_plans(store, args.plan))))
+            print(plans_graph(_snapshots(actions, select_plans(actions, args.plan))))
         elif args.command == "log":
             try:
-                print(log.show(args, store, select_plans(store, args.plan)))
+                print(log.show(args, actions, select_plans(actions, args.plan)))
             except ValueError as e:
                 raise ViewError(str(e)) from None
         elif args.command == "watch":
@@ -77,7 +79,7 @@ def _show(args: argparse.Namespace, store: PlanStore) -> int:
 
             if args.interval <= 0:
                 raise ViewError("--interval must be a positive number of seconds")
-            return watch(store, interval=args.interval, once=args.once, console=_console())
+            return watch(store, actions, interval=args.interval, once=args.once, console=_console())
     except (ViewError, PlanningError) as e:
         print(f"planning-mcp: {e}", file=sys.stderr)
         return EXIT_VIEW
@@ -97,11 +99,11 @@ def _console() -> Any:
     return PipeConsole()
 
 
-def _snapshots(store: PlanStore, names: Sequence[str]) -> list[PlanSnapshot]:
+def _snapshots(actions: Actions, names: Sequence[str]) -> list[PlanSnapshot]:
     out = []
     for n in names:
         try:
-            out.append(store.snapshot(n))
+            out.append(actions.snapshot(n))
         except PlanNotFound:
             continue  # archived or removed while we looked
         except PlanningError as e:  # one unreadable plan must not hide the others
@@ -109,9 +111,9 @@ def _snapshots(store: PlanStore, names: Sequence[str]) -> list[PlanSnapshot]:
     return out
 
 
-def board_text(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
+def board_text(actions: Actions, snaps: Sequence[PlanSnapshot]) -> str:
     if not snaps:
-        return f"No active plans in {store.describe()}."
+        return f"No active plans in {actions.describe()}."
     boards = []
     for snap in snaps:
         tasks = sorted(snap.tasks.values(), key=lambda t: t.id)
@@ -119,8 +121,8 @@ def board_text(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
         head, _, rest = board.partition("\n")
         archived = " (archived)" if snap.archived else ""
         notes = [
-            f"! {escape(_place(store, snap.name, c.file))} cannot be read: fix it or move it out of the "
-            f"{'folder' if isinstance(store, PlanFolders) else 'database'} by hand "
+            f"! {escape(actions.task_file_place(snap.name, c.file))} cannot be read: fix it or move it out of the "
+            f"{'folder' if actions.kept_in_folders() else 'database'} by hand "
             "(nothing overwrites it; the other tasks keep working)"
             for c in snap.corrupt
         ]
@@ -128,24 +130,14 @@ def board_text(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
     return "\n\n".join(boards)
 
 
-def _place(store: PlanStore, plan: str, file: str) -> str:
-    """Where a damaged task is: its file on this machine, else the backend's location."""
-    try:
-        if isinstance(store, PlanFolders):
-            return str(store.plan_folder(plan) / file)
-        return f"{store.location(plan)} {file}"
-    except PlanNotFound:
-        return f"{plan} {file}"
-
-
-def board_json(store: PlanStore, snaps: Sequence[PlanSnapshot]) -> str:
+def board_json(actions: Actions, snaps: Sequence[PlanSnapshot]) -> str:
     plans = [plan_data(s, detail=True) for s in snaps]
-    return _json({"root": store.describe(), "plans": plans})
+    return _json({"root": actions.describe(), "plans": plans})
 
 
-def status_json(store: PlanStore) -> str:
-    plans = [plan_data(s, detail=False) for s in _snapshots(store, store.active_plans())]
-    return _json({"root": store.describe(), "plans": plans})
+def status_json(actions: Actions) -> str:
+    plans = [plan_data(s, detail=False) for s in _snapshots(actions, actions.active_plans())]
+    return _json({"root": actions.describe(), "plans": plans})
 
 
 def _json(data: Any) -> str:

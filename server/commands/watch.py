@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from planning_core import PlanningError, PlanSnapshot, TaskStatus
+from planning_core.actions import Actions
 from planning_core.safetext import escape as plain
 from planning_core.store import PlanStore
 from planning_core.taskgraph import graph
@@ -83,19 +84,19 @@ def plan_panel(snap: PlanSnapshot) -> Panel:
     )
 
 
-def frame(store: PlanStore, seen: str = "", live: bool = True) -> RenderableType:
+def frame(actions: Actions, seen: str = "", live: bool = True) -> RenderableType:
     """Everything on screen at one moment."""
     panels: list[RenderableType] = []
     problems: list[str] = []
-    for name in store.active_plans():
+    for name in actions.active_plans():
         try:
-            panels.append(plan_panel(store.snapshot(name)))
+            panels.append(plan_panel(actions.snapshot(name)))
         except PlanningError:
             continue  # archived or removed between listing and reading
         except OSError as e:
             problems.append(plain(f"{name}: {e.strerror or e}"))
     head = Text("planning-mcp watch", style="bold")
-    head.append(f"  {store.describe()}", style="dim")
+    head.append(f"  {actions.describe()}", style="dim")
     head.append(f"  {len(panels)} active plan{'s' if len(panels) != 1 else ''}")
     if seen:
         head.append(f"  last change {seen}", style="dim")
@@ -124,33 +125,36 @@ def _ticks(store: PlanStore, interval: float) -> Iterator[bool]:
         yield bool(tick.names)
 
 
-def watch(store: PlanStore, interval: float = 1.0, once: bool = False, console: Console | None = None) -> int:
+def watch(
+    store: PlanStore, actions: Actions, interval: float = 1.0, once: bool = False, console: Console | None = None
+) -> int:
+    """`store`'s changes followed (server/common/changes.py), its plans read through `actions`."""
     console = console or Console()
     if once:
-        console.print(frame(store, live=False))
+        console.print(frame(actions, live=False))
         return EXIT_OK
     versions = _versions(store)
     seen = dt.datetime.now().strftime("%H:%M:%S")
     try:
         if not console.is_terminal:
             # Piped or logged: one frame per change, no cursor movement.
-            console.print(frame(store, seen))
+            console.print(frame(actions, seen))
             for named in _ticks(store, interval):
                 current = _versions(store)
                 if named or current != versions:
                     versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
-                    console.print(frame(store, seen))
+                    console.print(frame(actions, seen))
         last_read = time.monotonic()
-        with Live(frame(store, seen), console=console, screen=True, auto_refresh=False) as live:
+        with Live(frame(actions, seen), console=console, screen=True, auto_refresh=False) as live:
             for named in _ticks(store, interval):
                 current = _versions(store)
                 if named or current != versions:
                     versions, seen = current, dt.datetime.now().strftime("%H:%M:%S")
-                    live.update(frame(store, seen), refresh=True)
+                    live.update(frame(actions, seen), refresh=True)
                     last_read = time.monotonic()
                 elif time.monotonic() - last_read > FULL_REREAD:
                     # Two writes inside one mtime tick look like one: re-read now and then anyway.
-                    live.update(frame(store, seen), refresh=True)
+                    live.update(frame(actions, seen), refresh=True)
                     last_read = time.monotonic()
                 else:
                     live.refresh()  # follows terminal resizes

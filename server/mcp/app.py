@@ -26,7 +26,7 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from planning_core import Planner, PlanningError, Session
+from planning_core import PlanningError, Session
 from planning_core.actions import Actions
 from planning_core.events import EventHooks
 from planning_core.models import problem_line
@@ -34,7 +34,6 @@ from planning_core.rendering.render import active_plans_block
 from planning_core.session import PLAN_REMINDER
 from planning_core.store import PlanFolders, PlanStore
 from planning_core.stores import open_store
-from planning_core.verification import Verifier
 from planning_core.verify import CheckFile, ChecksUnavailable
 
 from .. import __version__
@@ -82,9 +81,10 @@ def build_server(
     bus = notifier.bus
     if isinstance(store, (str, Path)):
         store = open_store(store, lock_timeout=lock_timeout)
-    planner = Planner(store)
-    verifier = Verifier(planner, CheckFile.of_root(store.root if isinstance(store, PlanFolders) else None))
-    state = AppState(store=store, actions=Actions(planner, hooks, verifier))
+    actions = Actions.over(store, hooks, CheckFile.of_root(store.root if isinstance(store, PlanFolders) else None))
+    verifier = actions.verifier
+    assert verifier is not None  # made from the check file just passed
+    state = AppState(store=store, actions=actions)
 
     # The SDK enters the lifespan once per run: several in-memory clients (or SSE
     # connections) of one server object each start one. One watcher notifies every

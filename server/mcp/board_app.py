@@ -94,9 +94,9 @@ def register(server: MCPServer[AppState], state: AppState) -> None:
     async def board_view(
         ctx: Context, plan: Annotated[str | None, Field(description="default: first active plan")] = None
     ) -> CallToolResult:
-        store = app_state(ctx).store
+        reads = app_state(ctx).actions
         try:
-            data = await anyio.to_thread.run_sync(lambda: board_data(store, plan, actions=True))
+            data = await anyio.to_thread.run_sync(lambda: board_data(reads, plan, actions=True))
         except PlanningError as e:
             return CallToolResult(content=[TextContent(type="text", text=str(e))], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=board_text(data))], structured_content=data)

@@ -12,7 +12,6 @@ from mcp.types import INVALID_PARAMS, GetPromptRequestParams, GetPromptResult, I
 
 from planning_core import PlanningError
 from planning_core.queries import PageQuery
-from planning_core.rendering import timeline
 
 from . import sdk
 from .resources import active_text, plan_text
@@ -62,7 +61,7 @@ failed, fix it, and verify again. When all three checks pass: PlanArchive.
 
 def _ready_lines(state: AppState) -> str:
     lines = []
-    for name in state.store.active_plans():
+    for name in state.actions.active_plans():
         try:
             page = state.actions.tasks_page(name, PageQuery("ready", None, READY_SHOWN, 0))
         except PlanningError:
@@ -108,7 +107,7 @@ def register(server: MCPServer[AppState]) -> None:
         def build() -> str:
             # What happened in the last day (who completed, claimed, reopened, added what),
             # after the active plans; nothing is added when nothing happened.
-            since = timeline.since_text(state.store, None)
+            since = state.actions.since_text(None)
             active = active_text(state) + (f"\n\n{since}" if since else "")
             return RESUME.format(active=active, ready=_ready_lines(state))
 

@@ -31,7 +31,7 @@ def active_text(state: AppState) -> str:
 
 
 def plan_text(state: AppState, name: str) -> str:
-    md = state.store.read_plan_md(name)
+    md = state.actions.plan_md(name)
     page = state.actions.tasks_page(name, PageQuery(None, None, MAX_PAGE, 0))
     board = task_board(page.plan, page.tasks, page.open_blockers, page.unreadable, page.next_cursor)
     graph = task_graph(page.tasks, page.unreadable)
@@ -50,10 +50,10 @@ NOT_FOUND = (PlanNotFound, TaskNotFound, InvalidInput)
 def plan_resources(state: AppState) -> list[Resource]:
     """One resource per active plan: a directory listing plus a stat per plan
     (titles are cached by the store until plan.md changes)."""
-    store = state.store
+    actions = state.actions
     return [
-        Resource(uri=plan_uri(name), name=name, title=store.title(name), mime_type=PLAN_MIME)
-        for name in store.active_plans()
+        Resource(uri=plan_uri(name), name=name, title=actions.plan_title(name), mime_type=PLAN_MIME)
+        for name in actions.active_plans()
     ]
 
 

@@ -152,16 +152,17 @@ def test_plancreate_refuses_bad_positions_and_values(
 
 
 def test_the_board_graph_and_board_json_show_them(planner: Planner, store: PlanStore) -> None:
+    from planning_core.actions import Actions
     from planning_core.rendering.mermaid import plan_graph
     from server.board.data import board_data, plan_data
     from server.commands.views import board_text
 
     plan = _plan(planner)
     snap = store.snapshot(plan)
-    assert "#2 [pending] Middleware P1 {api,auth} ^#1\n" in board_text(store, [snap]) + "\n"
+    assert "#2 [pending] Middleware P1 {api,auth} ^#1\n" in board_text(Actions(planner), [snap]) + "\n"
     assert '["#2 Middleware P1 {api,auth} ^#1"]' in plan_graph(snap)
     rows = {row["id"]: row for row in plan_data(snap, detail=True)["tasks"]}
     assert {k: rows[2][k] for k in NEW_FIELDS} == {"priority": 1, "labels": ["api", "auth"], "parent": 1}
     assert {k: rows[1][k] for k in NEW_FIELDS} == {"priority": None, "labels": [], "parent": None}
-    web = {row["id"]: row for row in board_data(store, plan)["plan"]["tasks"]}
+    web = {row["id"]: row for row in board_data(Actions(planner), plan)["plan"]["tasks"]}
     assert web[3]["priority"] == 0 and web[3]["parent"] == 1

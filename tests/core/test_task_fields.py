@@ -165,7 +165,7 @@ def test_tasklist_taskcreate_and_every_board_show_one_row(planner: Planner, stor
     snap = store.snapshot(name)
     board = {row["id"]: row for row in plan_data(snap, detail=True)["tasks"]}
     status = {row["id"]: row for row in plan_data(snap, detail=False)["tasks"]}
-    web = {row["id"]: row for row in board_data(store, name)["plan"]["tasks"]}
+    web = {row["id"]: row for row in board_data(actions, name)["plan"]["tasks"]}
     aliases = [TaskRow.model_fields[f].alias or f for f in rows.COPIED]
     assert sorted(listed) == sorted(board) == sorted(status) == sorted(web) == sorted(snap.tasks)
     for task_id, row in listed.items():

@@ -28,10 +28,11 @@ from bench.crashkit import (
     setup,
 )
 from planning_core import Planner
+from planning_core.actions import Actions
 from planning_core.history import Event
 from planning_core.stores.files import FileStore, historylog
 from server.commands.serve import _recover
-from server.common.cli_common import command_writer
+from server.common.cli_common import command_caller
 from tests.support.files import edit_task
 from tests.support.mcp import server_params
 from tests.support.waits import bound
@@ -255,7 +256,7 @@ def _after_kill(root: Path, op: Op, acknowledged: bool) -> list[str]:
         tasks, bad = read_tasks(folder)
         problems += [f"{folder.name}: unparseable {bad}"] if bad else []
         problems += [] if op.damaged else [f"{folder.name} before restart: {p}" for p in dangling(folder)]
-    _recover(FileStore(root), command_writer("serve"))  # what every server start does
+    _recover(Actions.over(FileStore(root)), command_caller("serve"))  # what every server start does
     for folder in _plan_folders(root):
         tasks, _ = read_tasks(folder)
         problems += [f"{folder.name} after restart: {p}" for p in graph_problems(tasks) + dangling(folder)]
