@@ -21,6 +21,7 @@ from planning_core.stores import MEMORY_URL, open_store
 from planning_core.stores.files import FileStore
 from planning_core.taskdoc import validated_task
 from tests.support.files import edit_task, tree_state
+from tests.support.store_urls import opened_store
 
 STORE_KINDS = ("files", "memory", "postgres")
 
@@ -55,12 +56,7 @@ def reopened(store: PlanStore) -> Iterator[PlanStore]:
     if url == MEMORY_URL:
         yield store
         return
-    again = open_store(url)
-    again.prepare()
-    try:
-        yield again
-    finally:
-        again.close()
+    yield from opened_store(url)
 
 
 def _record(store: PlanStore, plan: str) -> PlanRecord:
