@@ -12,12 +12,12 @@ from typing import Any
 
 import anyio
 from mcp import Client
-from mcp.types import ResourceUpdatedNotification
 
 from tests.support.mcp import connect, text_of
 from tests.support.pg import cluster, fresh_database_url
 from tests.support.seed import PLAN_DATE
 from tests.support.store_urls import stdio_params
+from tests.support.updates import ResourceUpdates
 from tests.support.waits import bound
 
 ACTIVE = "plans://active"
@@ -36,16 +36,9 @@ async def _until_done(client: Client, tool: str, args: dict[str, Any]) -> str:
 
 async def test_a_change_after_a_database_restart_reaches_the_other_servers_client(tmp_path: Path) -> None:
     url = fresh_database_url()
-    heard: list[str] = []
-    got = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, ResourceUpdatedNotification):
-            heard.append(str(message.params.uri))
-            got.set()
-
+    updates = ResourceUpdates()
     async with (
-        connect(stdio_params(url, tmp_path), tmp_path / "a.log", "legacy", message_handler=on_message) as a,
+        connect(stdio_params(url, tmp_path), tmp_path / "a.log", "legacy", message_handler=updates) as a,
         connect(stdio_params(url, tmp_path), tmp_path / "b.log", "legacy") as b,
     ):
         with warnings.catch_warnings():
@@ -54,7 +47,7 @@ async def test_a_change_after_a_database_restart_reaches_the_other_servers_clien
         args = {"title": "Shared", "analysis": "a", "approach": "b", "name": "shared", "date": PLAN_DATE}
         await _until_done(b, "PlanCreate", args)
         with anyio.fail_after(bound(10)):  # the handshake: A hears B before the restart
-            await got.wait()
+            await updates.got.wait()
 
         cluster().restart()
         plan = f"{PLAN_DATE}-shared"
@@ -63,12 +56,11 @@ async def test_a_change_after_a_database_restart_reaches_the_other_servers_clien
         # is listening again.
         with anyio.fail_after(bound(40)):
             for n in range(1, 1000):
-                got = anyio.Event()
-                heard.clear()
+                updates.expect_next()
                 await _until_done(b, "TaskCreate", {"subject": f"After {n}", "description": "d", "plan": plan})
                 with anyio.move_on_after(bound(5)):
-                    await got.wait()
-                if got.is_set():
+                    await updates.got.wait()
+                if updates.got.is_set():
                     break
-        assert ACTIVE in heard
+        assert ACTIVE in updates.heard
         assert "[pending] After 1" in text_of(await a.call_tool("TaskList", {"plan": plan}))

@@ -11,11 +11,11 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp.types import ResourceUpdatedNotification
 
 from tests.support.mcp import connect, text_of
 from tests.support.seed import PLAN_DATE
 from tests.support.store_urls import stdio_params
+from tests.support.updates import ResourceUpdates
 from tests.support.waits import bound
 
 ACTIVE = "plans://active"
@@ -31,16 +31,9 @@ async def make_plan(client: Client) -> str:
 
 
 async def test_legacy_client_hears_the_other_servers_change(store_url: str, tmp_path: Path) -> None:
-    heard: list[str] = []
-    got = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, ResourceUpdatedNotification):
-            heard.append(str(message.params.uri))
-            got.set()
-
+    updates = ResourceUpdates()
     a_params = stdio_params(store_url, tmp_path)
-    async with connect(a_params, tmp_path / "a.log", "legacy", message_handler=on_message) as a:
+    async with connect(a_params, tmp_path / "a.log", "legacy", message_handler=updates) as a:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await a.subscribe_resource(ACTIVE)
@@ -48,15 +41,14 @@ async def test_legacy_client_hears_the_other_servers_change(store_url: str, tmp_
         # plan in its picture and what it reports next is a change made after this point.
         plan = await make_plan(a)
         with anyio.fail_after(bound(10)):
-            await got.wait()
+            await updates.got.wait()
         async with connect(stdio_params(store_url, tmp_path), tmp_path / "b.log", "legacy") as b:
-            got = anyio.Event()
-            heard.clear()
+            updates.expect_next()
             r = await b.call_tool("TaskCreate", {"subject": "From B", "description": "d", "plan": plan})
             assert not r.is_error, text_of(r)
             with anyio.fail_after(bound(10)):
-                await got.wait()
-        assert ACTIVE in heard
+                await updates.got.wait()
+        assert ACTIVE in updates.heard
         board = text_of(await a.call_tool("TaskList", {"plan": plan}))
         assert "#1 [pending] From B" in board
 

@@ -22,6 +22,7 @@ from tests.git.test_merge import diverge
 from tests.support.gitrepo import Repo
 from tests.support.procs import REPO
 from tests.support.waits import bound
+from tests.support.wheel import build_wheel
 
 HOSTILE = "import pathlib\npathlib.Path({marker!r}).write_text('imported from the work tree')\n"
 
@@ -52,13 +53,7 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> Install:
     """planning-mcp installed from its wheel into a venv of its own; its dependencies come
     from this venv's site-packages (offline), whose editable finder is not loaded there."""
     tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"
-    src.mkdir()
-    for item in ("pyproject.toml", "README.md", "LICENSE", "planning_core", "server"):
-        path = REPO / item
-        (shutil.copytree if path.is_dir() else shutil.copy)(path, src / item)
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp), str(src)]
-    subprocess.run(build, check=True, capture_output=True, timeout=bound(120))
+    wheel = build_wheel(tmp, bound(120))
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=bound(60))
     python = venv / "bin" / "python"
@@ -66,7 +61,6 @@ def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> Install:
         [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True
     ).stdout.strip()
     Path(site, "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    wheel = next(tmp.glob("planning_mcp-*.whl"))
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)]
     subprocess.run(install, check=True, capture_output=True, timeout=bound(120))
     return Install("wheel", venv / "bin")

@@ -25,6 +25,7 @@ from mcp import StdioServerParameters
 from server import __version__
 from tests.support.mcp import connect, text_of
 from tests.support.procs import REPO
+from tests.support.wheel import build_wheel
 
 from .tools import SLOW, host_env, mcpb, node_bin, project_meta, python_tool, run, tool_dir
 
@@ -32,21 +33,7 @@ from .tools import SLOW, host_env, mcpb, node_bin, project_meta, python_tool, ru
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel `pip wheel` builds from a copy of the source tree (offline, no deps)."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"
-    src.mkdir()
-    for item in ("pyproject.toml", "README.md", "LICENSE", "planning_core", "server"):
-        path = REPO / item
-        (shutil.copytree if path.is_dir() else shutil.copy)(path, src / item)
-    dist = tmp / "dist"
-    r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(src)],
-        capture_output=True,
-        text=True,
-        timeout=SLOW,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
-    return next(dist.glob("planning_mcp-*.whl"))
+    return build_wheel(tmp_path_factory.mktemp("wheel"), SLOW)
 
 
 def test_the_wheel_carries_what_pypi_shows(wheel: Path) -> None:
