@@ -152,35 +152,44 @@ def test_next_with_completed_is_refused_as_such_where_completion_hooks_run(plann
         Actions(planner, hooks).task_update(Caller(NOBODY, Session()), "next", plan, status="completed", owner="a")
 
 
-def test_nothing_ready_when_every_task_is_done_says_stop(store: PlanStore, planner: Planner) -> None:
-    plan = make_plan(planner, [[], [1]])
-    for i in (1, 2):
-        planner.update_task(plan, i, status="completed")
-    before = stored_state(store)
-    with pytest.raises(NothingReady) as refused:
-        claim_next(planner, plan, "alice")
-    assert str(refused.value) == (
-        f"No task to claim in plan {plan}: all 2 tasks are completed. Stop: nothing is left to claim "
-        "(verify the result against plan.md, then PlanArchive). Nothing was changed."
-    )
-    assert stored_state(store) == before
-
-
-def test_nothing_ready_names_the_tasks_in_progress_their_owners_and_when_leases_run_out(
-    store: PlanStore, planner: Planner
+@pytest.mark.parametrize(
+    ("blocked_by", "updates", "message"),
+    [
+        pytest.param(
+            [[], [1]],
+            [(1, {"status": "completed"}), (2, {"status": "completed"})],
+            "No task to claim in plan {plan}: all 2 tasks are completed. Stop: nothing is left to claim "
+            "(verify the result against plan.md, then PlanArchive). Nothing was changed.",
+            id="every-task-done-says-stop",
+        ),
+        pytest.param(
+            [[], [], [1, 2], [3]],
+            [
+                (1, {"status": "in_progress", "owner": "alice", "lease_seconds": 90}),
+                (2, {"status": "in_progress", "owner": "bob"}),
+            ],
+            "No task to claim in plan {plan}: 2 tasks wait for the 2 in progress: "
+            "#1 (alice, lease runs out at 2026-05-28T09:01:30Z, in 90 s), #2 (bob, no lease). "
+            "Wait, and call again when one of these completes, or at 2026-05-28T09:01:30Z when the first "
+            "lease runs out. Nothing was changed.",
+            id="names-the-tasks-in-progress-their-owners-and-when-leases-run-out",
+        ),
+    ],
+)
+def test_nothing_ready_says_why_and_what_to_do_next(
+    store: PlanStore,
+    planner: Planner,
+    blocked_by: list[list[int]],
+    updates: list[tuple[int, dict[str, Any]]],
+    message: str,
 ) -> None:
-    plan = make_plan(planner, [[], [], [1, 2], [3]])
-    planner.update_task(plan, 1, status="in_progress", owner="alice", lease_seconds=90)
-    planner.update_task(plan, 2, status="in_progress", owner="bob")
+    plan = make_plan(planner, blocked_by)
+    for task, fields in updates:
+        planner.update_task(plan, task, **fields)
     before = stored_state(store)
     with pytest.raises(NothingReady) as refused:
         claim_next(planner, plan, "carol")
-    assert str(refused.value) == (
-        f"No task to claim in plan {plan}: 2 tasks wait for the 2 in progress: "
-        "#1 (alice, lease runs out at 2026-05-28T09:01:30Z, in 90 s), #2 (bob, no lease). "
-        "Wait, and call again when one of these completes, or at 2026-05-28T09:01:30Z when the first "
-        "lease runs out. Nothing was changed."
-    )
+    assert str(refused.value) == message.format(plan=plan)
     assert stored_state(store) == before
 
 

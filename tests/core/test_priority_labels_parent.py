@@ -4,6 +4,8 @@ parts; a parent completed only once all its parts are, and deleted only when it 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from planning_core import InvalidInput, Planner, PlanningError, TaskNotFound
@@ -105,28 +107,41 @@ def test_a_parent_exists_is_not_the_task_and_is_none_of_its_parts(planner: Plann
     assert planner.create_task(plan, "Part of 4", parent=4).parent == 4
 
 
-def test_a_parent_completes_only_when_its_parts_have(planner: Planner, store: PlanStore) -> None:
+@pytest.mark.parametrize(
+    ("status", "refused", "still_refused", "first", "last"),
+    [
+        (
+            "completed",
+            r"its parts #2, #3 are not completed",
+            r"its parts #3 are not completed",
+            (2, {"status": "completed"}),
+            (3, {"status": "completed"}),
+        ),
+        ("deleted", r"parent of #2, #3", r"parent of #3", (2, {"parent": 0}), (3, {"status": "deleted"})),
+    ],
+)
+def test_a_parent_completes_or_is_deleted_only_once_its_parts_have(
+    planner: Planner,
+    store: PlanStore,
+    status: str,
+    refused: str,
+    still_refused: str,
+    first: tuple[int, dict[str, Any]],
+    last: tuple[int, dict[str, Any]],
+) -> None:
+    """Completed parts let the parent complete; a parent is deleted only once it has no
+    parts (each taken out of it or deleted)."""
     plan = _plan(planner)
     before = stored_state(store)
-    with pytest.raises(UnfinishedParts, match=r"its parts #2, #3 are not completed"):
-        planner.update_task(plan, 1, status="completed")
+    with pytest.raises(UnfinishedParts, match=refused):
+        planner.update_task(plan, 1, status=status)
     assert stored_state(store) == before
-    planner.update_task(plan, 2, status="completed")
-    with pytest.raises(UnfinishedParts, match=r"its parts #3 are not completed"):
-        planner.update_task(plan, 1, status="completed")
-    planner.update_task(plan, 3, status="completed")
-    assert planner.update_task(plan, 1, status="completed").changed == ["status"]
-
-
-def test_a_parent_is_deleted_only_once_it_has_no_parts(planner: Planner, store: PlanStore) -> None:
-    plan = _plan(planner)
-    before = stored_state(store)
-    with pytest.raises(UnfinishedParts, match=r"parent of #2, #3"):
-        planner.update_task(plan, 1, status="deleted")
-    assert stored_state(store) == before
-    planner.update_task(plan, 2, parent=0)
-    planner.update_task(plan, 3, status="deleted")
-    assert planner.update_task(plan, 1, status="deleted").deleted
+    planner.update_task(plan, first[0], **first[1])
+    with pytest.raises(UnfinishedParts, match=still_refused):
+        planner.update_task(plan, 1, status=status)
+    planner.update_task(plan, last[0], **last[1])
+    done = planner.update_task(plan, 1, status=status)
+    assert done.deleted if status == "deleted" else done.changed == ["status"]
 
 
 @pytest.mark.parametrize(

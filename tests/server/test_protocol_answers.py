@@ -29,22 +29,23 @@ def not_found_code(mode: str) -> int:
 # -- prompts/get -------------------------------------------------------------------------
 
 
-async def test_unknown_prompt_is_invalid_params_with_the_reason(connect: Any) -> None:
+@pytest.mark.parametrize(
+    ("name", "arguments", "named"),
+    [
+        pytest.param("no-such-prompt", {}, "no-such-prompt", id="unknown-prompt-with-the-reason"),
+        pytest.param("plan-mode", {}, "task", id="missing-argument-naming-it"),
+    ],
+)
+async def test_a_bad_prompts_get_is_invalid_params(
+    connect: Any, name: str, arguments: dict[str, str], named: str
+) -> None:
     async with connect() as c:
         with pytest.raises(MCPError) as info:
-            await c.get_prompt("no-such-prompt", {})
+            await c.get_prompt(name, arguments)
         assert info.value.code == INVALID_PARAMS
-        assert "no-such-prompt" in info.value.message and "plan-mode" in info.value.message
+        assert named in info.value.message and "plan-mode" in info.value.message
         # The server keeps serving.
         assert (await c.get_prompt("plan-mode", {"task": "x"})).messages
-
-
-async def test_missing_prompt_argument_is_invalid_params_naming_it(connect: Any) -> None:
-    async with connect() as c:
-        with pytest.raises(MCPError) as info:
-            await c.get_prompt("plan-mode", {})
-        assert info.value.code == INVALID_PARAMS
-        assert "task" in info.value.message and "plan-mode" in info.value.message
 
 
 # -- resources/read ----------------------------------------------------------------------
