@@ -140,12 +140,8 @@ def test_octopus_merge_of_three_branches(repo: Repo) -> None:
 
 def test_deleted_on_one_side_and_edited_on_the_other_is_kept(repo: Repo) -> None:
     plan = repo.new_plan(["a", "b"])
-    repo.git("checkout", "-q", "-b", "gone")
-    repo.planner().update_task(plan, 2, status="deleted")
-    repo.commit("delete b")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 2, subject="b edited")
-    repo.commit("edit b")
+    repo.update_on("gone", plan, 2, "delete b", new=True, status="deleted")
+    repo.update_on("main", plan, 2, "edit b", subject="b edited")
     merged = repo.git("merge", "--no-edit", "-s", "planning-mcp", "gone")
     assert "deleted on one side and edited on the other; kept" in merged.stderr
     tasks = by_subject(plan_is_whole(repo))
@@ -154,12 +150,8 @@ def test_deleted_on_one_side_and_edited_on_the_other_is_kept(repo: Repo) -> None
 
 def test_a_cycle_made_by_the_merge_is_broken_and_reported(repo: Repo) -> None:
     plan = repo.new_plan(["a", "b"])
-    repo.git("checkout", "-q", "-b", "x")
-    repo.planner().update_task(plan, 1, add_blocked_by=[2])
-    repo.commit("a after b")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 2, add_blocked_by=[1])
-    repo.commit("b after a")
+    repo.update_on("x", plan, 1, "a after b", new=True, add_blocked_by=[2])
+    repo.update_on("main", plan, 2, "b after a", add_blocked_by=[1])
     merged = repo.git("merge", "--no-edit", "x")
     assert "#2 no longer blocked by #1" in merged.stderr
     tasks = plan_is_whole(repo)
@@ -219,15 +211,9 @@ def test_a_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo) -
     updatedAt that says nothing about the subject): main's newer subject is kept, feature's is
     kept aside and the merge says so, at the merge and once from the server."""
     plan = repo.new_plan(["a", "b"])
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.planner().update_task(plan, 1, subject="a on feature")
-    repo.commit("feature: rename")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 1, subject="a on main")
-    repo.commit("main: rename")
-    repo.git("checkout", "-q", "feature")
-    repo.planner().update_task(plan, 1, add_blocked_by=[2])
-    repo.commit("feature: link")
+    repo.update_on("feature", plan, 1, "feature: rename", new=True, subject="a on feature")
+    repo.update_on("main", plan, 1, "main: rename", subject="a on main")
+    repo.update_on("feature", plan, 1, "feature: link", add_blocked_by=[2])
     repo.git("checkout", "-q", "main")
     merged = repo.git("merge", "--no-edit", "feature")
     tasks = plan_is_whole(repo)
@@ -245,12 +231,8 @@ def test_notes_written_on_both_branches_are_all_kept(repo: Repo) -> None:
     plan = repo.new_plan(["a", "b"])
     repo.planner().update_task(plan, 1, note="before the branches")
     repo.commit("a note")
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.planner().update_task(plan, 1, note="on feature")
-    repo.commit("feature: note")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 1, note="on main")
-    repo.commit("main: note")
+    repo.update_on("feature", plan, 1, "feature: note", new=True, note="on feature")
+    repo.update_on("main", plan, 1, "main: note", note="on main")
     repo.git("merge", "--no-edit", "feature")
     tasks = plan_is_whole(repo)
     texts = [n["text"] for n in tasks[1]["notes"]]
@@ -298,9 +280,7 @@ def test_each_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo
     is on; the other is kept aside and said, at the merge and once by the server."""
     plan = repo.new_plan(["a", "b", "c", "d", "e"])
     feature, main = ({f: v[i] for f, v in BOTH_SET.items()} for i in (0, 1))
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.planner().update_task(plan, 1, **feature)
-    repo.commit("feature: #1")
+    repo.update_on("feature", plan, 1, "feature: #1", new=True, **feature)
     repo.git("checkout", "-q", "main")
     for task in (1, 2):
         repo.planner().update_task(plan, task, **main)
@@ -309,9 +289,7 @@ def test_each_field_changed_on_both_sides_goes_to_its_own_last_change(repo: Repo
     repo.planner().update_task(plan, 1, add_blocked_by=[5])
     repo.planner().update_task(plan, 2, **feature)
     repo.commit("feature: link #1, #2")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 2, add_blocked_by=[5])
-    repo.commit("main: link #2")
+    repo.update_on("main", plan, 2, "main: link #2", add_blocked_by=[5])
     merged = repo.git("merge", "--no-edit", "feature")
     tasks = plan_is_whole(repo)
     notes = []
@@ -334,12 +312,8 @@ def test_what_was_kept_aside_is_said_when_the_plan_is_fixed_at_the_next_commit(r
     which no writer follows): the plan is fixed at the next commit, and what the merge kept
     aside is said then, not lost with the first try."""
     plan = repo.new_plan(["a", "b"])
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.planner().update_task(plan, 1, description="said on feature")
-    repo.commit("feature: description")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 1, description="said on main")
-    repo.commit("main: description")
+    repo.update_on("feature", plan, 1, "feature: description", new=True, description="said on feature")
+    repo.update_on("main", plan, 1, "main: description", description="said on main")
     lock = repo.folder() / LOCK
     lock.unlink(missing_ok=True)
     lock.symlink_to(tmp_path / "elsewhere")

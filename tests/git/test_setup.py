@@ -72,12 +72,8 @@ def test_the_plans_history_stays_out_of_git_in_a_root_made_before_it(tmp_path: P
     assert run(repo.path, "--root", str(repo.root)).returncode == 0
     assert "history" not in repo.git("status", "--porcelain", "--untracked-files=all").stdout
     repo.commit("plans")
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.planner().update_task(plan, 1, status="completed")
-    repo.commit("feature")
-    repo.git("checkout", "-q", "main")
-    repo.planner().update_task(plan, 2, subject="b on main")
-    repo.commit("main")
+    repo.update_on("feature", plan, 1, "feature", new=True, status="completed")
+    repo.update_on("main", plan, 2, "main", subject="b on main")
     merged = repo.git("merge", "--no-edit", "feature")
     assert "CONFLICT" not in merged.stdout and repo.tracked_status() == ""
     assert "history" not in repo.git("ls-files").stdout

@@ -120,5 +120,12 @@ class Repo:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
 
+    def update_on(self, branch: str, plan: str, task: int, message: str, *, new: bool = False, **fields: Any) -> None:
+        """Check out `branch` (made from the current one when `new`), update task `task` of
+        `plan` there, and commit it with `message`."""
+        self.git("checkout", "-q", *(["-b"] if new else []), branch)
+        self.planner().update_task(plan, task, **fields)
+        self.commit(message)
+
     def tracked_status(self) -> str:
         return self.git("status", "--porcelain", "--untracked-files=no").stdout
