@@ -16,18 +16,19 @@ from tests.support.waits import bound
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
-    out = tmp_path / "BENCHMARKS.md"
+def run_bench(args: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
+    """`python -m <args>` from the checkout, with no plans folder set, which must succeed."""
     env = {k: v for k, v in os.environ.items() if k != "PLANNING_MCP_ROOT"}
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=bound(110),
+        [sys.executable, "-m", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=bound(seconds)
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_bench_quick_completes_and_prints_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "BENCHMARKS.md"
+    proc = run_bench(["bench.run", "--quick", "--out", str(out)], 110)
     for heading in ("## Targets", "## Per-operation latency", "## Growth", "## Shared writers", "## Machine"):
         assert heading in proc.stdout, heading
     for op in ("| TaskCreate ", "| TaskUpdate status ", "| TaskGet ", "| TaskList ", "| todo ", "| PlanList "):
@@ -80,16 +81,7 @@ async def test_the_floor_servers_write_replaces_the_files_durably_and_echo_is_un
 
 
 def test_the_stop_hook_bench_runs_each_case_and_prints_its_section() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PLANNING_MCP_ROOT"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.stop_hook", "--runs", "1", "--tasks", "3"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=bound(60),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_bench(["bench.stop_hook", "--runs", "1", "--tasks", "3"], 60)
     assert proc.stdout.startswith("## Claude Code's Stop hook: what one stop costs")
     for case in ("| blocked ", "| let through ", "| no planning folder ", "| python -c pass "):
         assert case in proc.stdout, case
