@@ -4,13 +4,12 @@ PLANNING_MCP_REQUIRE_CLAUDE=1: there a missing CLI fails these tests instead of 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from planning_core.stores.files import FileStore
-from tests.support.claude_model import CLAUDE_BIN_ENV, REQUIRE_CLAUDE_ENV, ClaudeHome, claude_bin, write_project
+from tests.support.claude_model import CLAUDE_BIN_ENV, ClaudeHome, claude_bin, claude_missing, write_project
 
 
 @pytest.fixture
@@ -18,9 +17,7 @@ def claude() -> str:
     found = claude_bin()
     if found is None:
         why = f"Claude Code's CLI is not installed (set {CLAUDE_BIN_ENV}; .ci/run installs it from npm)"
-        if os.environ.get(REQUIRE_CLAUDE_ENV) == "1":
-            pytest.fail(why)
-        pytest.skip(why)
+        claude_missing(why)
     return found
 
 

@@ -12,9 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.support.claude_model import REQUIRE_CLAUDE_ENV, ClaudeHome, ScriptedModel, claude_bin
+from tests.support.claude_model import ClaudeHome, ScriptedModel, claude_bin, claude_missing
 from tests.support.procs import REPO, as_cloned, wait_until
 from tests.support.waits import bound
 
@@ -33,9 +31,7 @@ def release_bin(release: str) -> str:
         found = str(named) if named.is_file() else None
     if found is None:
         why = f"Claude Code's CLI ({release}) is not installed (.ci/run installs both releases)"
-        if os.environ.get(REQUIRE_CLAUDE_ENV) == "1":
-            pytest.fail(why)
-        pytest.skip(why)
+        claude_missing(why)
     return found
 
 

@@ -26,7 +26,7 @@ from planning_core.store import PlanStore
 from planning_core.taskgraph.ranking import READY_ORDER
 from tests.support.clock import T0, Clock
 from tests.support.seed import list_tasks
-from tests.support.stores import add_extra_fields, reopened, stored_state, stored_tasks
+from tests.support.stores import add_extra_fields, plan_held, reopened, stored_state, stored_tasks
 from tests.support.waits import bound
 
 # #2 blocks #3 which blocks #4 (a chain of two behind #2); #1 blocks #5 (one behind #1);
@@ -218,25 +218,11 @@ def test_a_claim_with_nothing_ready_is_refused_without_waiting_for_the_plans_loc
     plan, the refusal comes at once, while the lock is still held."""
     plan = make_plan(planner, [[], [1]])
     planner.update_task(plan, 1, status="in_progress", owner="alice")
-    held, release = threading.Event(), threading.Event()
-    with reopened(store) as other:
-
-        def hold() -> None:
-            with other.transaction(plan):
-                held.set()
-                release.wait(bound(30))
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            assert held.wait(bound(10))
-            with pytest.raises(NothingReady) as refused:
-                claim_next(planner, plan, "bob")  # taking the lock would wait, then say the plan is busy
-            assert refused.value.work_left
-            assert holder.is_alive()
-        finally:
-            release.set()
-            holder.join()
+    with reopened(store) as other, plan_held(other, plan) as holder:
+        with pytest.raises(NothingReady) as refused:
+            claim_next(planner, plan, "bob")  # taking the lock would wait, then say the plan is busy
+        assert refused.value.work_left
+        assert holder.is_alive()
 
 
 def test_ready_is_listed_best_first_across_pages_and_says_so(store: PlanStore, planner: Planner) -> None:

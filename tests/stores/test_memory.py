@@ -18,6 +18,7 @@ from planning_core.stores.files import FileStore
 from planning_core.stores.memory import MemoryStore
 from tests.support.files import copied_state
 from tests.support.seed import seed_plan
+from tests.support.stores import plan_held
 from tests.support.waits import bound
 
 
@@ -32,22 +33,8 @@ def memory() -> MemoryStore:
 def test_a_second_writer_waits_for_the_lock_then_is_told_busy() -> None:
     store = MemoryStore(lock_timeout=0.2)
     plan = seed_plan(Planner(store))
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with store.transaction(plan):
-            held.set()
-            release.wait(bound(10))
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(bound(10))
-        with pytest.raises(PlanBusy, match=r"over 0\.2s"):
-            Planner(store).create_task(plan, "blocked writer")
-    finally:
-        release.set()
-        holder.join(bound(10))
+    with plan_held(store, plan), pytest.raises(PlanBusy, match=r"over 0\.2s"):
+        Planner(store).create_task(plan, "blocked writer")
     assert Planner(store).create_task(plan, "after").id == 5  # the refused writer burnt no id
 
 

@@ -24,7 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+import pytest
 
 # The sessions are driven against one pinned CLI (.ci/run installs it): its screens and requests
 # are what these tests read, and they change between releases.
@@ -48,6 +50,14 @@ def claude_bin() -> str | None:
     if named:
         return named if Path(named).is_file() else None
     return shutil.which("claude")
+
+
+def claude_missing(why: str) -> NoReturn:
+    """A test needs a Claude Code CLI that is not installed: it fails where CI requires the
+    CLI ($PLANNING_MCP_REQUIRE_CLAUDE=1), and is skipped elsewhere."""
+    if os.environ.get(REQUIRE_CLAUDE_ENV) == "1":
+        pytest.fail(why)
+    pytest.skip(why)
 
 
 def text(value: str) -> Block:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from planning_core.stores.files import FileStore
 from planning_core.taskdoc import validated_task
 from tests.support.files import edit_task, tree_state
 from tests.support.store_urls import opened_store
+from tests.support.waits import bound
 
 STORE_KINDS = ("files", "memory", "postgres")
 
@@ -116,3 +118,24 @@ def add_extra_fields(store: PlanStore, plan: str, task_id: int, **fields: Any) -
     with store.transaction(plan) as txn:
         task = txn.get(task_id)
         txn.put(validated_task(task.model_dump(by_alias=True) | fields))  # as a store reads a document
+
+
+@contextlib.contextmanager
+def plan_held(store: PlanStore, plan: str) -> Iterator[threading.Thread]:
+    """Another writer, in a thread, holds `plan`'s transaction (its lock) until the block
+    ends; the block starts once it holds it, and is given the holding thread."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.transaction(plan):
+            held.set()
+            release.wait(bound(30))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(bound(10))
+        yield holder
+    finally:
+        release.set()
+        holder.join(bound(30))
