@@ -40,15 +40,21 @@ def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
         return e.code, e.read().decode()
 
 
+async def board_page(browser: Any, base: str, shown: str) -> Any:
+    """A new browser page on the board at `base`, once what `shown` selects is there."""
+    page = await browser.new_page()
+    await page.goto(f"{base}/board")
+    await page.wait_for_selector(shown)
+    return page
+
+
 async def test_board_shows_the_plan_in_its_columns(tmp_path: Path, browser: Any) -> None:
     root = tmp_path / "root"
     name = known_plan(root)
     other = "Ship the beta"
     make_plan(root, "ship-beta", [{"subject": "Tag the release", "description": "git tag"}], title=other)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='5']")
+        page = await board_page(browser, srv.base, ".card[data-task='5']")
         assert column_ids(await page.evaluate(COLUMNS_JS)) == {
             "ready": [4],
             "blocked": [5],
@@ -87,9 +93,7 @@ async def test_a_task_update_from_another_process_shows_within_a_second(
     root = tmp_path / "root"
     name = known_plan(root)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".col[data-col='ready'] .card[data-task='4']")
+        page = await board_page(browser, srv.base, ".col[data-col='ready'] .card[data-task='4']")
         await page.evaluate("window.__sameDocument = 'yes'")
         # Another MCP server process (stdio) on the same root, driven by the SDK's client.
         async with connect(server_params(root), tmp_path / "stdio.err") as client:
@@ -118,9 +122,7 @@ async def test_an_unreadable_task_file_shows_as_unreadable(tmp_path: Path, brows
     name = known_plan(root)
     folder = root / "todo" / name
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='2']")
+        page = await board_page(browser, srv.base, ".card[data-task='2']")
         # A damaged file, saved the way editors save (a new file renamed over the old one).
         damaged = folder / "task_2.json.tmp-editor"
         damaged.write_text('{"id": 2, "subject": "Implement JWT', encoding="utf-8")
@@ -142,9 +144,7 @@ async def test_text_from_plans_is_shown_as_text_never_as_html(tmp_path: Path, br
     subject = '<img src=x onerror="document.title=1">Fix <b>it</b>'
     make_plan(root, "html", [{"subject": subject, "description": "<script>alert(1)</script>"}], title="<i>T</i>")
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='1']")
+        page = await board_page(browser, srv.base, ".card[data-task='1']")
         assert await page.text_content(".card[data-task='1'] .subject") == subject
         assert await page.text_content("#title") == "<i>T</i>"
         await page.focus(".card[data-task='1'] .top")  # the card opens from the keyboard too
@@ -206,9 +206,7 @@ async def test_ctrl_c_stops_the_server_while_a_board_is_open(tmp_path: Path, bro
     root = tmp_path / "root"
     known_plan(root)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector("#status:text('live')")
+        await board_page(browser, srv.base, "#status:text('live')")  # a board open, and live
         started = time.monotonic()
         srv.proc.send_signal(signal.SIGINT)
         try:
@@ -224,9 +222,7 @@ async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(t
     name = known_plan(root)
     Planner(FileStore(root)).update_task(name, 5, priority=1, labels=["docs", "auth"], parent=3)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='5']")
+        page = await board_page(browser, srv.base, ".card[data-task='5']")
         card5 = page.locator(".card[data-task='5']")
         assert await card5.locator(".priority").text_content() == "P1"
         assert await card5.locator(".labels").text_content() == "{docs,auth}"
@@ -243,9 +239,7 @@ async def test_a_card_shows_its_acceptance_criteria_and_failed_checks(tmp_path: 
     failed = {"state": "failed", "checks": ["tests"], "run": "r1", "check": "tests", "result": "exit 1"}
     planner.update_task(name, 3, TaskPatch(), verification=Verification(failed))
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='5']")
+        page = await board_page(browser, srv.base, ".card[data-task='5']")
         criteria = page.locator(".card[data-task='5'] .desc .acceptance li")
         assert not await criteria.first.is_visible()  # with the description: on demand
         await page.click(".card[data-task='5'] .top")
@@ -263,9 +257,7 @@ async def test_a_card_shows_all_its_notes(tmp_path: Path, browser: Any) -> None:
     for text in ("schema done", "<i>not italic</i>", "routes next", "tests next"):
         planner.update_task(name, 5, note=text, owner="ann" if text == "schema done" else None)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await browser.new_page()
-        await page.goto(f"{srv.base}/board")
-        await page.wait_for_selector(".card[data-task='5']")
+        page = await board_page(browser, srv.base, ".card[data-task='5']")
         notes = page.locator(".card[data-task='5'] .desc .notes li")
         assert not await notes.first.is_visible()  # with the description: on demand
         await page.click(".card[data-task='5'] .top")
