@@ -20,7 +20,6 @@ import pytest
 from mcp import Client
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
 from planning_core import Planner
 from planning_core.fileio import atomic
@@ -29,6 +28,7 @@ from server.mcp.app import build_server
 from server.mcp.notify import MAX_SUBSCRIPTIONS, Notifier
 from tests.support.procs import console_script, serving
 from tests.support.raw_stdio import RawStdio
+from tests.support.updates import Inbox
 from tests.support.waits import bound
 
 ACTIVE = "plans://active"
@@ -46,28 +46,6 @@ def make_plans(root: Path) -> None:
     planner = Planner(store)
     planner.create_plan("Plan A", analysis="a", approach="b", date="2026-05-28", tasks=[{"subject": "first"}])
     planner.create_plan("Plan B", analysis="a", approach="b", date="2026-05-29", tasks=[{"subject": "first"}])
-
-
-class Inbox:
-    """A message_handler that records the notices, in order, as short labels."""
-
-    def __init__(self) -> None:
-        self.labels: list[str] = []
-        self._changed = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, ResourceUpdatedNotification):
-            self.labels.append(f"updated {message.params.uri}")
-        elif isinstance(message, ResourceListChangedNotification):
-            self.labels.append("list_changed")
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait_for(self, label: str, after: int = 0) -> None:
-        """Until `label` arrives (at index `after` or later)."""
-        with anyio.fail_after(WAIT):
-            while label not in self.labels[after:]:
-                await self._changed.wait()
 
 
 @asynccontextmanager
