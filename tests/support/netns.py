@@ -29,8 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
-
 from tests.support import pg
 from tests.support.procs import HOST as LOOPBACK
 from tests.support.waits import bound
@@ -201,12 +199,7 @@ class BridgeCluster(pg.Cluster):
         pg.run_as_server(cmd)
 
     def terminate_application(self, application_name: str) -> int:
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            rows = conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-                (application_name,),
-            ).fetchall()
-        return sum(1 for (ok,) in rows if ok)
+        return pg.terminate_where(self.url, "application_name = %s", application_name)
 
     def log(self) -> str:
         assert self.datadir is not None

@@ -29,6 +29,7 @@ import tempfile
 import threading
 import uuid
 from pathlib import Path
+from typing import LiteralString
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -92,12 +93,7 @@ class Cluster:
 
     def terminate_backends(self, dbname: str) -> int:
         """pg_terminate_backend of every connection to `dbname` (but ours); how many."""
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            rows = conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                (dbname,),
-            ).fetchall()
-        return sum(1 for (ok,) in rows if ok)
+        return terminate_where(self.url, "datname = %s AND pid <> pg_backend_pid()", dbname)
 
     def create_database(self) -> str:
         name = f"t_{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:8]}"
@@ -185,3 +181,13 @@ def cluster() -> Cluster:
 def fresh_database_url() -> str:
     """The URL of a new, empty database on the session's cluster (CREATE DATABASE each call)."""
     return cluster().create_database()
+
+
+def terminate_where(url: str, condition: LiteralString, value: str) -> int:
+    """pg_terminate_backend of each connection pg_stat_activity shows where `condition`
+    (SQL, its one %s being `value`) holds, through the server at `url`; how many."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE " + condition, (value,)
+        ).fetchall()
+    return sum(1 for (ok,) in rows if ok)
