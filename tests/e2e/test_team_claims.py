@@ -169,7 +169,9 @@ def test_a_waiting_claim_takes_a_task_whose_lease_runs_out(team: Team) -> None:
     """No write happens when a lease runs out: the claim wakes at its end by itself."""
     alice, bob = team.agent("alice"), team.agent("bob")
     plan = make_plan(alice, [{"subject": "only"}])
-    ok, text, _ = claim(alice, plan, "alice", 2)  # and alice goes quiet
+    # The lease must outlast bob's first look (the handshake of a claim that waits): a bound.
+    lease = max(2, round(bound(1)))
+    ok, text, _ = claim(alice, plan, "alice", lease)  # and alice goes quiet
     assert ok, text
     rid = start_waiting(bob, plan, "bob", "w2")
     ok, text, data = bob.result(rid)
