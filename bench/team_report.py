@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 HEADING = "## A team of agents on one plan"
 TARGET_K = 16
-MAX_RATIO = 1.15
+MAX_RATIO = 1.25
 MAX_WASTED = 0.05
 MAX_CHARS_SHARE = 0.5  # the new way's characters per completed task against the old way's
 
