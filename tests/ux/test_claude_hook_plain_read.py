@@ -19,7 +19,7 @@ from planning_core import Planner
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores import plain_plan_lines
 from planning_core.stores.files import FileStore
-from server.claude_code.claude_hook import user_prompt_submit
+from server.claude_code.claude_hook import stop, user_prompt_submit
 from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,10 +92,10 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def _hook(project: Path) -> str:
-    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": "go"}
+def _hook(project: Path, event: str = "UserPromptSubmit") -> str:
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": event, "prompt": "go"}
     done = subprocess.run(
-        [sys.executable, "-m", "server", "hook", "UserPromptSubmit"],
+        [sys.executable, "-m", "server", "hook", event],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -143,3 +143,30 @@ def test_a_document_only_the_models_may_judge_is_left_to_them(project: Path, cas
     _damaged(project, FOR_THE_MODELS[case])
     assert plain_plan_lines(project / ".planning") is None  # the hook asks the store
     assert _hook(project) == _served(project)
+
+
+@pytest.fixture
+def finished(tmp_path: Path) -> Path:
+    """A project whose one active plan has every task completed: a stop the plain read answers."""
+    folder = tmp_path / "shop"
+    store = FileStore(folder / ".planning")
+    planner = Planner(store)
+    tasks = [{"subject": f'Step "{i}"'} for i in range(1, 6)]
+    name = planner.create_plan("Ship it", analysis="a", approach="b", date="2026-05-01", tasks=tasks).name
+    for i in range(1, 6):
+        planner.update_task(name, i, status="completed")
+    store.close()
+    return folder
+
+
+@pytest.mark.parametrize("case", [*READ_ALIKE, *FOR_THE_MODELS])
+def test_a_stop_on_a_damaged_finished_plan_is_judged_as_the_store_judges_it(finished: Path, case: str) -> None:
+    """The Stop hook's plain look (nothing left to judge) takes the same hostile files: a link,
+    a FIFO, a folder, documents only the models may judge; its answer is the store's."""
+    _damaged(finished, {**READ_ALIKE, **FOR_THE_MODELS}[case])
+    shown = _hook(finished, "Stop")
+    store = FileStore(finished / ".planning")
+    try:
+        assert shown == stop(store, store.root, {"session_id": "s1", "hook_event_name": "Stop"})
+    finally:
+        store.close()
