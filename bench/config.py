@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,34 +32,26 @@ class Config:
     boards: Boards
 
 
-FULL = Config(
-    sizes=(10, 100, 1_000, 10_000),
-    calls=200,
-    startup_reps=10,
-    writers=(1, 2, 4, 8),
-    per_writer=50,
-    peer_target=1_000,
-    peer_budget=60.0,
-    peer_calls=200,
-    peer_writer_tasks=25,
-    idle_seconds=60.0,
-    notice_writes=20,
-    boards=Boards(streams=150, tasks=2_000, calls=40, quiet=20.0),
-)
-QUICK = Config(
-    sizes=(10, 1_000),
-    calls=20,
-    startup_reps=2,
-    writers=(1, 2),
-    per_writer=10,
-    peer_target=50,
-    peer_budget=10.0,
-    peer_calls=20,
-    peer_writer_tasks=10,
-    idle_seconds=5.0,
-    notice_writes=5,
-    boards=Boards(streams=80, tasks=200, calls=10, quiet=2.0),
-)
+# Each setting's value in the full run and in the quick one, side by side.
+_SETTINGS: dict[str, tuple[Any, Any]] = {
+    "sizes": ((10, 100, 1_000, 10_000), (10, 1_000)),
+    "calls": (200, 20),
+    "startup_reps": (10, 2),
+    "writers": ((1, 2, 4, 8), (1, 2)),
+    "per_writer": (50, 10),
+    "peer_target": (1_000, 50),
+    "peer_budget": (60.0, 10.0),
+    "peer_calls": (200, 20),
+    "peer_writer_tasks": (25, 10),
+    "idle_seconds": (60.0, 5.0),
+    "notice_writes": (20, 5),
+    "boards": (
+        Boards(streams=150, tasks=2_000, calls=40, quiet=20.0),
+        Boards(streams=80, tasks=200, calls=10, quiet=2.0),
+    ),
+}
+FULL = Config(**{name: full for name, (full, _) in _SETTINGS.items()})
+QUICK = Config(**{name: quick for name, (_, quick) in _SETTINGS.items()})
 
 
 # The task every server is filled with, ours and the peers' (through their own tools):

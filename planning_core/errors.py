@@ -10,6 +10,11 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
+# A plan slug's rule, here because the messages below state it and this module imports nothing
+# of the package's; planning_core.names enforces it.
+MAX_SLUG = 60
+SLUG_RULE = f"1-{MAX_SLUG} characters from a-z, 0-9 and '-'"
+
 
 def _ids(ids: Iterable[int]) -> str:
     return ", ".join(f"#{i}" for i in sorted(set(ids)))
@@ -27,7 +32,7 @@ class InvalidPlanName(InvalidInput):
     def __init__(self, name: str) -> None:
         super().__init__(
             f"Invalid plan name {name!r}: name a plan by its folder, YYYY-MM-DD-<slug> with a slug of "
-            "1-60 characters from a-z, 0-9 and '-', or by a unique part of it (e.g. add-auth). "
+            f"{SLUG_RULE}, or by a unique part of it (e.g. add-auth). "
             "Call PlanList to see the names."
         )
 
@@ -35,8 +40,7 @@ class InvalidPlanName(InvalidInput):
 class InvalidSlug(InvalidInput):
     def __init__(self, slug: str) -> None:
         super().__init__(
-            f"Invalid name {slug!r}: use 1-60 characters from a-z, 0-9 and '-' (e.g. 'add-auth'), "
-            "or leave name out to derive it from the title."
+            f"Invalid name {slug!r}: use {SLUG_RULE} (e.g. 'add-auth'), or leave name out to derive it from the title."
         )
 
 

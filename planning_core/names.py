@@ -10,14 +10,22 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from .errors import AmbiguousPlan, InvalidInput, InvalidPlanName, InvalidSlug, InvalidTaskId, PlanExists, PlanNotFound
+from .errors import (
+    MAX_SLUG,
+    AmbiguousPlan,
+    InvalidInput,
+    InvalidPlanName,
+    InvalidSlug,
+    InvalidTaskId,
+    PlanExists,
+    PlanNotFound,
+)
 
-MAX_SLUG = 60
 PLAN_DATE_LENGTH = len("YYYY-MM-DD")  # a plan's name begins with its date
 MAX_PLAN_NAME = PLAN_DATE_LENGTH + 1 + MAX_SLUG
 MAX_TASK_ID = 999_999_999  # task_<N>.json names have at most 9 digits
-_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?")
-_PLAN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})-([a-z0-9-]{1,60})")
+_SLUG = re.compile(rf"[a-z0-9](?:[a-z0-9-]{{0,{MAX_SLUG - 2}}}[a-z0-9])?")
+_PLAN_NAME = re.compile(rf"(\d{{4}}-\d{{2}}-\d{{2}})-([a-z0-9-]{{1,{MAX_SLUG}}})")
 _PLAN_PART = re.compile(rf"[a-z0-9-]{{1,{MAX_PLAN_NAME}}}")
 _TASK_ID = re.compile(r"#?\s*(\d{1,9})")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
@@ -169,11 +177,11 @@ def plan_title(plan_md: str, name: str) -> str:
 
 def plan_name(date: str, slug: str, n: int = 1) -> str:
     """The n-th name PlanCreate tries for a plan (`<date>-<slug>`, then -2, -3, ... with
-    the slug shortened so the name stays within 60 characters): one rule for every store."""
+    the slug shortened so it stays within MAX_SLUG characters): one rule for every store."""
     if n == 1:
         return f"{date}-{slug}"
     tail = f"-{n}"
-    return f"{date}-{slug[: 60 - len(tail)].rstrip('-')}{tail}"
+    return f"{date}-{slug[: MAX_SLUG - len(tail)].rstrip('-')}{tail}"
 
 
 def claim_plan_name(date: str, slug: str, claim: Callable[[str], bool]) -> str:

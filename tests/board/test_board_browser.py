@@ -9,6 +9,8 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -217,12 +219,21 @@ async def test_ctrl_c_stops_the_server_while_a_board_is_open(tmp_path: Path, bro
         assert code == 0, srv.stderr()
 
 
-async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(tmp_path: Path, browser: Any) -> None:
+@asynccontextmanager
+async def card_five(tmp_path: Path, browser: Any, change: Callable[[Planner, str], None]) -> AsyncIterator[Any]:
+    """The board of `known_plan` after `change(planner, name)`, open once card #5 shows."""
     root = tmp_path / "root"
     name = known_plan(root)
-    Planner(FileStore(root)).update_task(name, 5, priority=1, labels=["docs", "auth"], parent=3)
+    change(Planner(FileStore(root)), name)
     with serving(tmp_path, "http", root=root) as srv:
-        page = await board_page(browser, srv.base, ".card[data-task='5']")
+        yield await board_page(browser, srv.base, ".card[data-task='5']")
+
+
+async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(tmp_path: Path, browser: Any) -> None:
+    def change(planner: Planner, name: str) -> None:
+        planner.update_task(name, 5, priority=1, labels=["docs", "auth"], parent=3)
+
+    async with card_five(tmp_path, browser, change) as page:
         card5 = page.locator(".card[data-task='5']")
         assert await card5.locator(".priority").text_content() == "P1"
         assert await card5.locator(".labels").text_content() == "{docs,auth}"
@@ -232,14 +243,12 @@ async def test_a_card_shows_priority_labels_and_parent_as_a_tasklist_line_does(t
 
 
 async def test_a_card_shows_its_acceptance_criteria_and_failed_checks(tmp_path: Path, browser: Any) -> None:
-    root = tmp_path / "root"
-    name = known_plan(root)
-    planner = Planner(FileStore(root))
-    planner.update_task(name, 5, acceptance=["curl example runs", "<b>not bold</b>", "check:tests"])
-    failed = {"state": "failed", "checks": ["tests"], "run": "r1", "check": "tests", "result": "exit 1"}
-    planner.update_task(name, 3, TaskPatch(), verification=Verification(failed))
-    with serving(tmp_path, "http", root=root) as srv:
-        page = await board_page(browser, srv.base, ".card[data-task='5']")
+    def change(planner: Planner, name: str) -> None:
+        planner.update_task(name, 5, acceptance=["curl example runs", "<b>not bold</b>", "check:tests"])
+        failed = {"state": "failed", "checks": ["tests"], "run": "r1", "check": "tests", "result": "exit 1"}
+        planner.update_task(name, 3, TaskPatch(), verification=Verification(failed))
+
+    async with card_five(tmp_path, browser, change) as page:
         criteria = page.locator(".card[data-task='5'] .desc .acceptance li")
         assert not await criteria.first.is_visible()  # with the description: on demand
         await page.click(".card[data-task='5'] .top")
@@ -251,13 +260,11 @@ async def test_a_card_shows_its_acceptance_criteria_and_failed_checks(tmp_path: 
 
 
 async def test_a_card_shows_all_its_notes(tmp_path: Path, browser: Any) -> None:
-    root = tmp_path / "root"
-    name = known_plan(root)
-    planner = Planner(FileStore(root))
-    for text in ("schema done", "<i>not italic</i>", "routes next", "tests next"):
-        planner.update_task(name, 5, note=text, owner="ann" if text == "schema done" else None)
-    with serving(tmp_path, "http", root=root) as srv:
-        page = await board_page(browser, srv.base, ".card[data-task='5']")
+    def change(planner: Planner, name: str) -> None:
+        for text in ("schema done", "<i>not italic</i>", "routes next", "tests next"):
+            planner.update_task(name, 5, note=text, owner="ann" if text == "schema done" else None)
+
+    async with card_five(tmp_path, browser, change) as page:
         notes = page.locator(".card[data-task='5'] .desc .notes li")
         assert not await notes.first.is_visible()  # with the description: on demand
         await page.click(".card[data-task='5'] .top")

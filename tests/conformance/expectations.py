@@ -50,6 +50,12 @@ def not_ours(why: str) -> Expect:
     return Expect(False, why)
 
 
+def demos(why: str, uses: Mapping[str, str]) -> dict[str, Expect]:
+    """Scenarios that each use a demo fixture of the suite's (named in `uses`), with `why` a
+    template for it."""
+    return {scenario: not_ours(why.format(fixture)) for scenario, fixture in uses.items()}
+
+
 DEMO_TOOL = "calls the suite's demo tool {}, which we do not have; our answer is a tool error (isError)"
 VACUOUS = ", which the check happens to accept (a pass that says nothing about us)"
 DEMO_PROMPT = "gets the suite's demo prompt {}, which we do not have"
@@ -127,18 +133,28 @@ SCENARIOS: dict[str, Expect] = {
     "completion-complete": not_ours("the completions capability is not advertised; completion/complete answers -32601"),
     # --- resources ---
     "resources-list": ours("resources/list"),
-    "resources-read-text": not_ours(DEMO_RESOURCE.format("test://static-text")),
-    "resources-read-binary": not_ours(DEMO_RESOURCE.format("test://static-binary")),
-    "resources-templates-read": not_ours(DEMO_RESOURCE.format("test://template/123/data")),
+    **demos(
+        DEMO_RESOURCE,
+        {
+            "resources-read-text": "test://static-text",
+            "resources-read-binary": "test://static-binary",
+            "resources-templates-read": "test://template/123/data",
+        },
+    ),
     "resources-subscribe": ours("resources/subscribe answers {} (advertised: resources.subscribe)"),
     "resources-unsubscribe": ours("resources/unsubscribe after subscribe answers {}"),
     "sep-2164-resource-not-found": ours("an unknown URI: an error (-32602 on 2026-07-28) with data.uri"),
     # --- prompts ---
     "prompts-list": ours("prompts/list: plan-mode, resume, verify"),
-    "prompts-get-simple": not_ours(DEMO_PROMPT.format("test_simple_prompt")),
-    "prompts-get-with-args": not_ours(DEMO_PROMPT.format("test_prompt_with_arguments")),
-    "prompts-get-embedded-resource": not_ours(DEMO_PROMPT.format("test_prompt_with_embedded_resource")),
-    "prompts-get-with-image": not_ours(DEMO_PROMPT.format("test_prompt_with_image")),
+    **demos(
+        DEMO_PROMPT,
+        {
+            "prompts-get-simple": "test_simple_prompt",
+            "prompts-get-with-args": "test_prompt_with_arguments",
+            "prompts-get-embedded-resource": "test_prompt_with_embedded_resource",
+            "prompts-get-with-image": "test_prompt_with_image",
+        },
+    ),
     # --- extensions and drafts we do not offer ---
     **{f"sep-2640-skills-{s}": not_ours(SKILLS_EXT) for s in ("directory", "enumeration", "manifest")},
     **{

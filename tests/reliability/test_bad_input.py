@@ -99,90 +99,53 @@ def maybe(**fields: Any) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({}, optional=fields)
 
 
+def call(tool: str, **fields: Any) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """A call of `tool` with any of `fields` (each may be left out)."""
+    return st.tuples(st.just(tool), maybe(**fields))
+
+
+def call_with(tool: str, **fields: Any) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """A call of `tool` with every one of `fields`."""
+    return st.tuples(st.just(tool), st.fixed_dictionaries(fields))
+
+
+STATUSES = ["pending", "in_progress", "completed", "deleted", "ready", "DELETED"]
+RESOURCE_URIS = [
+    "plans://active",
+    f"plans://{PLAN}",
+    f"plans://{PLAN}/tasks/1",
+    "plans://..%2F..%2Fetc/tasks/1",
+    "plans://../../etc/passwd",
+    f"plans://{PLAN}/tasks/..%2F..%2F..%2Fetc%2Fpasswd",
+    "plans://%2Fetc%2Fpasswd",
+    f"plans://{PLAN}/tasks/-1",
+    "file:///etc/passwd",
+    f"plans://{PLAN}/tasks/%00",
+]
+# What TaskCreate and TaskUpdate both take, and TaskUpdate's four link edits.
+TASK_FIELDS = {"subject": texts, "owner": texts, "metadata": junk, "plan": plans}
+LINK_EDITS = {f"{verb}{side}": id_lists for verb in ("add", "remove") for side in ("BlockedBy", "Blocks")}
 CALLS = st.one_of(
-    st.tuples(
-        st.just("TaskCreate"),
-        maybe(
-            subject=texts,
-            description=texts,
-            activeForm=texts,
-            blockedBy=id_lists,
-            blocks=id_lists,
-            owner=texts,
-            metadata=junk,
-            plan=plans,
-        ),
+    call("TaskCreate", description=texts, activeForm=texts, blockedBy=id_lists, blocks=id_lists, **TASK_FIELDS),
+    call_with("TaskCreate", subject=st.text(min_size=1, max_size=10), description=st.just(""), blockedBy=id_lists),
+    call("TaskUpdate", taskId=ids, status=st.one_of(st.sampled_from(STATUSES), junk), **LINK_EDITS, **TASK_FIELDS),
+    call_with("TaskUpdate", taskId=st.integers(1, 6), addBlockedBy=st.lists(st.integers(1, 6), max_size=2)),
+    call_with(
+        "TaskUpdate",
+        taskId=st.integers(1, 6),
+        status=st.sampled_from(["in_progress", "completed", "deleted", "pending"]),
+        owner=st.sampled_from(["a", "b"]),
     ),
-    st.tuples(
-        st.just("TaskCreate"),
-        st.fixed_dictionaries(
-            {"subject": st.text(min_size=1, max_size=10), "description": st.just(""), "blockedBy": id_lists}
-        ),
-    ),
-    st.tuples(
-        st.just("TaskUpdate"),
-        maybe(
-            taskId=ids,
-            status=st.one_of(
-                st.sampled_from(["pending", "in_progress", "completed", "deleted", "ready", "DELETED"]), junk
-            ),
-            subject=texts,
-            owner=texts,
-            addBlockedBy=id_lists,
-            addBlocks=id_lists,
-            removeBlockedBy=id_lists,
-            removeBlocks=id_lists,
-            metadata=junk,
-            plan=plans,
-        ),
-    ),
-    st.tuples(
-        st.just("TaskUpdate"),
-        st.fixed_dictionaries({"taskId": st.integers(1, 6), "addBlockedBy": st.lists(st.integers(1, 6), max_size=2)}),
-    ),
-    st.tuples(
-        st.just("TaskUpdate"),
-        st.fixed_dictionaries(
-            {
-                "taskId": st.integers(1, 6),
-                "status": st.sampled_from(["in_progress", "completed", "deleted", "pending"]),
-                "owner": st.sampled_from(["a", "b"]),
-            }
-        ),
-    ),
-    st.tuples(st.just("TaskGet"), maybe(taskId=ids, plan=plans)),
-    st.tuples(st.just("TaskList"), maybe(plan=plans, status=texts, owner=texts, limit=ids, cursor=texts)),
-    st.tuples(
-        st.just("PlanCreate"),
-        maybe(title=texts, analysis=texts, approach=texts, steps=junk, name=texts, date=texts, tasks=junk),
-    ),
-    st.tuples(st.just("PlanList"), maybe(includeDone=junk)),
-    st.tuples(st.just("PlanArchive"), maybe(plan=plans, force=junk)),
-    st.tuples(st.just("todo"), maybe(items=junk, topic=texts)),
+    call("TaskGet", taskId=ids, plan=plans),
+    call("TaskList", plan=plans, status=texts, owner=texts, limit=ids, cursor=texts),
+    call("PlanCreate", title=texts, analysis=texts, approach=texts, steps=junk, name=texts, date=texts, tasks=junk),
+    call("PlanList", includeDone=junk),
+    call("PlanArchive", plan=plans, force=junk),
+    call("todo", items=junk, topic=texts),
     st.tuples(st.sampled_from(["NoSuchTool", "", "../TaskCreate"]), maybe(x=junk)),
-    st.tuples(
-        st.just("resource"),
-        st.fixed_dictionaries(
-            {
-                "uri": st.one_of(
-                    st.sampled_from(
-                        [
-                            "plans://active",
-                            f"plans://{PLAN}",
-                            f"plans://{PLAN}/tasks/1",
-                            "plans://..%2F..%2Fetc/tasks/1",
-                            "plans://../../etc/passwd",
-                            f"plans://{PLAN}/tasks/..%2F..%2F..%2Fetc%2Fpasswd",
-                            "plans://%2Fetc%2Fpasswd",
-                            f"plans://{PLAN}/tasks/-1",
-                            "file:///etc/passwd",
-                            f"plans://{PLAN}/tasks/%00",
-                        ]
-                    ),
-                    st.text(max_size=20).map(lambda s: f"plans://{s}"),
-                )
-            }
-        ),
+    call_with(
+        "resource",
+        uri=st.one_of(st.sampled_from(RESOURCE_URIS), st.text(max_size=20).map(lambda s: f"plans://{s}")),
     ),
 )
 

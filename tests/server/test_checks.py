@@ -21,6 +21,7 @@ from mcp.types import Implementation
 from planning_core.store import PlanFolders, PlanStore
 from planning_core.verify import ANSWER_WITHIN, MAX_CHECK_FILE_BYTES, SHOWN_CHARS, SHOWN_LINES, CheckFile
 from tests.support.mcp import text_of
+from tests.support.procs import gone
 from tests.support.waits import bound
 
 CLAUDE_CODE = Implementation(name="claude-code", title="Claude Code", version="2.1.197")
@@ -208,18 +209,7 @@ async def test_a_command_that_never_ends_is_stopped_with_everything_it_started(c
         assert time.monotonic() - started < ANSWER_WITHIN + bound(5)
         assert (await _task(c))["status"] == "in_progress"
     shell = int((checks.project / "endless.pid").read_text())
-    assert _group_gone(shell)  # the shell's group, its sleep included (once reaped)
-
-
-def _group_gone(pgid: int) -> bool:
-    deadline = time.monotonic() + bound(10)
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+    assert gone(shell, group=True)  # the shell's group, its sleep included (once reaped)
 
 
 @AUTO

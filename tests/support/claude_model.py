@@ -292,14 +292,11 @@ class ClaudeHome:
 
     base: Path
     project: Path
+    home: Path = field(init=False)  # base/home
+    config: Path = field(init=False)  # base/config
 
-    @property
-    def home(self) -> Path:
-        return self.base / "home"
-
-    @property
-    def config(self) -> Path:
-        return self.base / "config"
+    def __post_init__(self) -> None:
+        self.home, self.config = self.base / "home", self.base / "config"
 
     def prepare(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)

@@ -187,3 +187,28 @@ def serving(tmp_path: Path, transport: str, *, root: Path | None = None, token: 
         yield Served(proc, port, stderr_path)
     finally:
         stop(proc)
+
+
+def gone(pid: int, *, group: bool = False, within: float | None = None) -> bool:
+    """Whether the process `pid` (or, with group, every process of the group `pid`) is gone
+    within `within` seconds (a bound of 10 by default). A zombie counts as gone: a killed child
+    may linger as one until its new parent reaps it."""
+    deadline = time.monotonic() + (bound(10) if within is None else within)
+    signal_to = os.killpg if group else os.kill
+    while time.monotonic() < deadline:
+        try:
+            signal_to(pid, 0)
+        except ProcessLookupError:
+            return True
+        if not group and _zombie(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # gone between the signal and the read
+    return state in ("Z", "X")

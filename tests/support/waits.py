@@ -4,11 +4,12 @@ A wait in a test is a bound on "never hangs", not a figure the test measures: a 
 start, an answer, a child's exit. On a busy machine (many processes sharing two cores)
 everything takes longer by about the same factor, so every such wait is written as
 `bound(seconds)`: the seconds it needs on an idle machine, times one factor for the whole
-suite, $PLANNING_MCP_TEST_WAIT_SCALE. Unset, the factor is 3 on a machine up to a load of 4 per
-core and grows with the load above that (a load of 16 on two cores doubles it), read when the
-wait begins, so the README's plain test command passes beside a CPU hog with no knob; it
-stops at 20, so a real hang still fails. A promise the product makes in seconds ("within a
-second", a lease's length, a quiet period) is not a bound and stays as it is.
+suite, $PLANNING_MCP_TEST_WAIT_SCALE. Unset, the factor is 3 on a machine up to a load of 4
+per core and grows with the load above that (a load of 16 on two cores doubles it), read when
+a bound is asked for (a module's constant: as the module loads), so the README's plain test
+command passes beside a CPU hog with no knob; it stops at 20, so a real hang still fails.
+A promise the product makes in seconds ("within a second", a lease's length, a quiet period)
+is not a bound and stays as it is.
 """
 
 from __future__ import annotations

@@ -77,14 +77,21 @@ FOR_THE_MODELS: dict[str, Damage] = {
 }
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def _ship_it(tmp_path: Path, completed: int) -> tuple[Path, FileStore, Planner, str]:
+    """A project with the plan "Ship it" of five steps, the first `completed` of them done."""
     folder = tmp_path / "shop"
     store = FileStore(folder / ".planning")
     planner = Planner(store)
     tasks = [{"subject": f'Step "{i}"'} for i in range(1, 6)]
-    first = planner.create_plan("Ship it", analysis="a", approach="b", date="2026-05-01", tasks=tasks).name
-    planner.update_task(first, 1, status="completed")
+    name = planner.create_plan("Ship it", analysis="a", approach="b", date="2026-05-01", tasks=tasks).name
+    for i in range(1, completed + 1):
+        planner.update_task(name, i, status="completed")
+    return folder, store, planner, name
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder, store, planner, first = _ship_it(tmp_path, completed=1)
     planner.update_task(first, 2, status="in_progress")
     planner.update_task(first, 3, status="in_progress")
     planner.create_plan("Side", analysis="a", approach="b", date="2026-05-02", tasks=[{"subject": "x"}])
@@ -148,13 +155,7 @@ def test_a_document_only_the_models_may_judge_is_left_to_them(project: Path, cas
 @pytest.fixture
 def finished(tmp_path: Path) -> Path:
     """A project whose one active plan has every task completed: a stop the plain read answers."""
-    folder = tmp_path / "shop"
-    store = FileStore(folder / ".planning")
-    planner = Planner(store)
-    tasks = [{"subject": f'Step "{i}"'} for i in range(1, 6)]
-    name = planner.create_plan("Ship it", analysis="a", approach="b", date="2026-05-01", tasks=tasks).name
-    for i in range(1, 6):
-        planner.update_task(name, i, status="completed")
+    folder, store, _, _ = _ship_it(tmp_path, completed=5)
     store.close()
     return folder
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import warnings
@@ -24,7 +23,7 @@ from planning_core.stores.files import FileStore
 from server.cli import main as cli_main
 from server.mcp.app import build_server
 from tests.support.mcp import text_of
-from tests.support.procs import wait_until
+from tests.support.procs import gone, wait_until
 from tests.support.seed import PLAN_NAME
 from tests.support.waits import bound
 
@@ -99,25 +98,7 @@ def test_task_completed_timeout_refuses_and_kills_the_whole_group(root: Path, se
     assert time.monotonic() - started < bound(5)
     assert status(root, 3) is TaskStatus.IN_PROGRESS
     child = int(pid_file.read_text())
-    assert not alive(child), "the hook's background child survived the timeout"
-
-
-def alive(pid: int) -> bool:
-    """Running (a killed child may linger as a zombie until its new parent reaps it)."""
-    deadline = time.monotonic() + bound(3)
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        time.sleep(0.05)
-    return True
+    assert gone(child, within=bound(3)), "the hook's background child survived the timeout"
 
 
 def test_no_hook_when_not_completing_or_already_completed(root: Path, seeded: str, tmp_path: Path) -> None:
