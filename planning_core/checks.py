@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from . import safetext
 from .errors import InvalidInput
+
+# A criterion that names a check (`check:tests`) is one the server verifies by running that
+# check's command from the check file (planning_core/verify.py); any other is a sentence the
+# person or agent verifies.
+CHECK_PREFIX = "check:"
+CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 MAX_METADATA_BYTES = 16 * 1024
 # Deeper metadata is no real record, and each level widens the indented task file.

@@ -11,11 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import gates, verify
-from .models import PlanSnapshot, Task, TaskStatus
 from .safetext import escape
 from .taskgraph import ranking
+from .taskjson import TaskStatus
+
+if TYPE_CHECKING:  # the models' types only: a plan read plainly is judged without them
+    from .models import PlanSnapshot, Task
 
 DONE = "done"
 YOURS = "yours"  # a task the asking agent holds in progress

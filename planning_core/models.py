@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -27,11 +26,16 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
 from . import checks, gates, safetext
+from .checks import CHECK_NAME as CHECK_NAME
+from .checks import CHECK_PREFIX as CHECK_PREFIX
 from .checks import MAX_METADATA_BYTES as MAX_METADATA_BYTES
 from .checks import metadata_size as metadata_size
 from .errors import InvalidInput
 from .names import parse_task_id
+from .taskjson import MAX_PRIORITY as MAX_PRIORITY
+from .taskjson import PRIORITY_BOUNDS as PRIORITY_BOUNDS
 from .taskjson import TaskStatus as TaskStatus
+from .taskjson import is_priority as is_priority
 from .taskjson import tally
 
 MAX_SUBJECT = 200
@@ -207,20 +211,10 @@ METADATA_RULE = FieldRule(
 
 # -- priority, labels, parent ---------------------------------------------------------------
 
-MAX_PRIORITY = 4  # priorities run 0 (the most urgent) to 4, as beads counts them
 CLEAR_PRIORITY = -1  # TaskUpdate's priority that removes it (null means "not sent")
 MAX_LABELS = 10  # labels on one task
 MAX_LABEL = 32  # characters in one label
 NO_PARENT = 0  # TaskUpdate's parent that removes it (no task has id 0)
-
-
-# The bounds of a priority, once: the task's, its check's, PlanCreate's and the tools' (TaskUpdate's
-# lower bound is CLEAR_PRIORITY, its rule's clear value).
-PRIORITY_BOUNDS = (0, MAX_PRIORITY)
-
-
-def is_priority(value: Any) -> TypeGuard[int]:
-    return type(value) is int and PRIORITY_BOUNDS[0] <= value <= PRIORITY_BOUNDS[1]
 
 
 def check_priority(value: Any, field: str) -> int | None:
@@ -373,11 +367,6 @@ BLOCKED_BY_RULE = FieldRule(in_plan=Annotated[list[StrictInt], Field(default_fac
 
 MAX_CRITERIA = 20  # acceptance criteria on one task
 MAX_CRITERION = MAX_SUBJECT  # characters in one: a short sentence
-# A criterion that names a check (`check:tests`) is one the server verifies by running that
-# check's command from the check file (planning_core/verify.py); any other is a sentence the
-# person or agent verifies.
-CHECK_PREFIX = "check:"
-CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def criterion_problem(value: Any, where: str) -> str | None:

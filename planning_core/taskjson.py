@@ -7,9 +7,9 @@ models (a lazily validated read: plain_task, else the models decide). No pydanti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeGuard, TypeVar
 
 
 class TaskStatus(StrEnum):
@@ -21,6 +21,15 @@ class TaskStatus(StrEnum):
 
 
 _STATUSES = {s.value: s for s in TaskStatus}
+
+MAX_PRIORITY = 4  # priorities run 0 (the most urgent) to 4, as beads counts them
+# The bounds of a priority, once: the task's, its check's, PlanCreate's and the tools' (TaskUpdate's
+# lower bound is models.CLEAR_PRIORITY, its rule's clear value).
+PRIORITY_BOUNDS = (0, MAX_PRIORITY)
+
+
+def is_priority(value: Any) -> TypeGuard[int]:
+    return type(value) is int and PRIORITY_BOUNDS[0] <= value <= PRIORITY_BOUNDS[1]
 
 
 class BadDocument(ValueError):
@@ -58,11 +67,104 @@ def plain_task(document: Any, task_id: int) -> PlainTask | None:
     any other document: only the models (taskdoc.parse_task) may judge it."""
     if not isinstance(document, dict):
         return None
-    status = _STATUSES.get(document.get("status"))  # type: ignore[arg-type]
+    status = _STATUSES.get(document["status"]) if type(document.get("status")) is str else None
     subject = document.get("subject")
     if type(document.get("id")) is not int or document["id"] != task_id or status is None:
         return None
     return PlainTask(task_id, status, subject) if isinstance(subject, str) else None
+
+
+def _text(value: Any) -> bool:
+    return type(value) is str
+
+
+def _ids(value: Any) -> bool:
+    return type(value) is list and all(type(i) is int for i in value)
+
+
+def _texts(value: Any) -> bool:
+    return type(value) is list and all(type(i) is str for i in value)
+
+
+def _notes(value: Any) -> bool:
+    return type(value) is list and all(type(n) is dict and all(map(_text, n.values())) for n in value)
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+# The fields of a task document (models.Task's, by their keys on disk) in the forms the light
+# read takes: a value of this form the models keep exactly as it is. A gate or a record of
+# checks is left to the models (a passed time gate is completed by a write first), as is any
+# other form; a key not listed is another tool's field, kept by the models as it is.
+LIGHT_FORMS: dict[str, Callable[[Any], bool]] = {
+    "id": lambda v: type(v) is int,
+    "subject": _text,
+    "description": _text,
+    "status": lambda v: type(v) is str and v in _STATUSES,
+    "blockedBy": _ids,
+    "blocks": _ids,
+    "owner": _text,
+    "activeForm": _text,
+    "metadata": lambda v: type(v) is dict,
+    "createdAt": _text,
+    "updatedAt": _text,
+    "leaseSeconds": lambda v: type(v) is int,
+    "leaseExpiresAt": _text,
+    "priority": lambda v: v is None or is_priority(v),
+    "labels": _texts,
+    "parent": lambda v: v is None or (type(v) is int and v >= 1),
+    "gate": _absent,
+    "acceptance": _texts,
+    "notes": _notes,
+    "verification": _absent,
+}
+# The same fields by their names in the models, which read them too: left to the models.
+MODEL_NAMES = frozenset("".join(f"_{c.lower()}" if c.isupper() else c for c in key) for key in LIGHT_FORMS)
+
+
+class LightTask(NamedTuple):
+    """What done.work_left and the ranking it asks read of one task, read without the models:
+    each attribute as models.Task holds it."""
+
+    id: int
+    subject: str
+    status: TaskStatus
+    owner: str
+    blocked_by: list[int]
+    priority: int | None
+    labels: list[str]
+    parent: int | None
+    lease_expires_at: str
+    gate: None = None
+    verification: None = None
+
+
+def light_task(document: Any, task_id: int) -> LightTask | None:
+    """The task as the models would hold it when every field of the document has a form in
+    LIGHT_FORMS (and its `id` is `task_id`, with no link to itself, which a store's view drops);
+    None for any other document: only the models may judge it."""
+    if plain_task(document, task_id) is None:
+        return None
+    for key, value in document.items():
+        form = LIGHT_FORMS.get(key)
+        if (form is None and key in MODEL_NAMES) or (form is not None and not form(value)):
+            return None
+    blocked_by = document.get("blockedBy", [])
+    if task_id in blocked_by:
+        return None
+    return LightTask(
+        task_id,
+        document["subject"],
+        _STATUSES[document["status"]],
+        document.get("owner", ""),
+        blocked_by,
+        document.get("priority"),
+        document.get("labels", []),
+        document.get("parent"),
+        document.get("leaseExpiresAt", ""),
+    )
 
 
 class Counted(Protocol):

@@ -36,13 +36,16 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import safetext
+from .checks import CHECK_NAME
 from .errors import PlanningError
 from .fileio.atomic import replace_many
 from .fileio.regular import UnreadableFile, read_regular
-from .models import CHECK_NAME, Task
+
+if TYPE_CHECKING:
+    from .models import Task
 
 CHECK_FILE = "checks.toml"
 PLANNING_FOLDER = ".planning"  # a project's planning root, where a store has no folder of its own

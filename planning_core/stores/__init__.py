@@ -5,11 +5,15 @@ chosen; URL parsing is stores/urls.py's, re-exported for the server and the CLI.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..activeplans import PlanLine
 from ..store import PlanStore
 from .urls import DATABASE_SCHEMES, MEMORY_URL, DatabaseUrl, database_url, is_conninfo, is_database_url, redact
+
+if TYPE_CHECKING:
+    from .files.plainread import LightPlan
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -20,6 +24,7 @@ __all__ = [
     "is_database_url",
     "open_store",
     "plain_active_plans",
+    "plain_plan",
     "plain_plan_line",
     "plain_plan_lines",
     "redact",
@@ -78,6 +83,17 @@ def plain_plan_line(url: str | Path, name: str) -> PlanLine | None:
     from .files.plainread import active_plan_line
 
     return active_plan_line(_file_root(text), name)
+
+
+def plain_plan(url: str | Path, name: str) -> LightPlan | None:
+    """One active plan as done.work_left reads it, read without the models (plain_plan_lines);
+    None for any other store, or when only the store can tell."""
+    text = str(url)
+    if is_database_url(text) or _is_memory(text):
+        return None
+    from .files.plainread import light_plan
+
+    return light_plan(_file_root(text), name)
 
 
 def _is_memory(text: str) -> bool:

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from .. import times
 from ..errors import CorruptTask, PlanningError, TaskNotFound
-from ..models import PlanSnapshot, Task, TaskStatus
+from ..taskjson import TaskStatus
 
-Lookup = Callable[[int], Task]
+if TYPE_CHECKING:  # the models' types only: a plan read plainly is judged without them
+    from ..models import PlanSnapshot, Task
+
+Lookup = Callable[[int], "Task"]
 Clock = Callable[[], dt.datetime]
 """The time a rule compares leases with: the server's UTC clock (tests pass their own)."""
 

@@ -18,11 +18,14 @@ import bisect
 import datetime as dt
 import threading
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import gates
-from ..models import PlanSnapshot, Task, TaskStatus
+from ..taskjson import TaskStatus
 from . import graph
+
+if TYPE_CHECKING:  # the models' types only: a plan read plainly is ranked without them
+    from ..models import PlanSnapshot, Task
 
 NEXT_TASK = "next"  # TaskUpdate's taskId that claims the best ready task
 PRIORITIES = range(5)  # 0 (most urgent) to 4
@@ -65,13 +68,9 @@ class RankKey(NamedTuple):
 
 def priority_rank(task: Task) -> float:
     """The task's priority as a rank; NO_PRIORITY_RANK when it has none (or not a valid one)."""
-    # The `priority` field is being added to Task by another change; until then a task
-    # file's "priority" reaches us as a pydantic extra field. This is getattr(task,
-    # "priority", None) without pydantic's slow path for a missing attribute (an exception
-    # per task, most of a ranking's time). To be read plainly as task.priority once merged.
-    value = task.__dict__.get("priority")
-    if value is None and task.__pydantic_extra__:
-        value = task.__pydantic_extra__.get("priority")
+    # A document's "priority" that is not one (another tool's "high") stays an unknown field
+    # (taskdoc.validated_task), never this one: the field alone says.
+    value = task.priority
     if isinstance(value, int) and not isinstance(value, bool) and value in PRIORITIES:
         return float(value)
     return NO_PRIORITY_RANK

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 # Claude Code waits on this process at every prompt and tool call: the modules below are
 # the light ones (no models, no pydantic); the rest is imported where an event needs it,
@@ -49,7 +49,7 @@ from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.names import check_plan_name
 from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
-from planning_core.stores import is_database_url, plain_active_plans, plain_plan_line, plain_plan_lines
+from planning_core.stores import is_database_url, plain_active_plans, plain_plan, plain_plan_line, plain_plan_lines
 
 from ..common.cli_common import EXIT_OK, command_writer
 from ..common.default_root import DefaultRoot, default_root
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from planning_core.actions import Actions
     from planning_core.caller import Caller
     from planning_core.done import WorkLeft
+    from planning_core.models import PlanSnapshot
 
 # Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
 MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
@@ -299,12 +300,16 @@ def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
     name = _judged_plan(actions.active_plans(), state)
     if name is None:
         return None
-    owners = state.get("owners")
-    mine = ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
     try:
-        return actions.work_left(_caller(), name, mine)
+        return actions.work_left(_caller(), name, _mine(state))
     except PlanningError:
         return None
+
+
+def _mine(state: dict[str, Any]) -> list[str]:
+    """The session's owner names (those its claims named), and "" for a task no one owns."""
+    owners = state.get("owners")
+    return ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
 
 
 def _judged_plan(active: list[str], state: dict[str, Any]) -> str | None:
@@ -314,20 +319,21 @@ def _judged_plan(active: list[str], state: dict[str, Any]) -> str | None:
 
 
 def _stop_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
-    """A stop judged from the plans read without the models when there is nothing to judge
-    (no plan to judge, or its tasks all completed); None: work is left, or only the store can
-    tell, so the caller opens it."""
+    """A stop judged from the plans read without the models (_plain_left); None: only the
+    store can tell, so the caller opens it."""
     if not (root / "todo").is_dir():
         return ""
     try:
-        return judge_stop(None, root, payload, lambda state: _nothing_left(root, state))
+        return judge_stop(None, root, payload, lambda state: _plain_left(root, state))
     except StoreNeeded:
         return None
 
 
-def _nothing_left(root: Path, state: dict[str, Any]) -> None:
-    """None when the stop has nothing to judge (as _left_for's None or a plan done); else
-    StoreNeeded."""
+def _plain_left(root: Path, state: dict[str, Any]) -> WorkLeft | None:
+    """_left_for from the plan read without the models: None when the stop has nothing to
+    judge (no plan, or its tasks all completed); what is left, judged by the same rules
+    (done.work_left) over the tasks as read (taskjson.light_task); StoreNeeded when a
+    document needs the models (a gate among them: a passed one is completed first)."""
     active = plain_active_plans(root)
     if active is None:
         raise StoreNeeded
@@ -335,9 +341,18 @@ def _nothing_left(root: Path, state: dict[str, Any]) -> None:
     if name is None:
         return None
     line = plain_plan_line(root, name)
-    if line is None or line.completed != line.total:  # work left, or a document the models judge
+    if line is None:
         raise StoreNeeded
-    return None
+    if line.completed == line.total:
+        return None
+    plan = plain_plan(root, name)
+    if plan is None:
+        raise StoreNeeded
+    from planning_core import done
+    from planning_core.taskgraph import graph
+
+    # The light plan carries every attribute the judgement reads (tests/ux/test_claude_hook_stop_plain.py).
+    return done.work_left(cast("PlanSnapshot", plan), graph.utc_now(), _mine(state))
 
 
 def _work_seen(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:

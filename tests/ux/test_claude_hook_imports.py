@@ -1,7 +1,8 @@
 """Claude Code waits on `planning-mcp hook` at every prompt and tool call: the hook loads
 no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call), the
 Active Plans line before each prompt (UserPromptSubmit), a stop in a project without
-plans and a stop with nothing left to judge load no models either (no pydantic). Checked
+plans, a stop with nothing left to judge and one with work left in plain task files load
+no models either (no pydantic). Checked
 in a fresh interpreter the way the console script runs it (server.entry.main), with this
 checkout's code, listing what ended up in sys.modules."""
 
@@ -112,12 +113,23 @@ def test_a_stop_with_the_stop_hook_off_loads_no_models(project: Path, tmp_path: 
     assert not modules & (NEVER | MODELS)
     modules, printed = _loaded(project, "Stop", {"session_id": "s1"}, tmp_path)  # on: task #1 is in progress
     assert json.loads(printed)["decision"] == "block"
+    assert not modules & (NEVER | MODELS)  # judged from the task files read plainly (done.work_left)
+
+
+def test_a_stop_on_a_gated_plan_is_judged_by_the_store(project: Path, tmp_path: Path) -> None:
+    """A passed time gate is completed (a write) before the judgement: the store does it."""
+    store = FileStore(project / ".planning")
+    Planner(store).update_task("2026-01-01-ship", 2, gate={"after": "2020-01-01T00:00:00Z"})
+    store.close()
+    modules, printed = _loaded(project, "Stop", {"session_id": "s1"}, tmp_path)
+    assert json.loads(printed)["decision"] == "block"
+    assert modules & MODELS
 
 
 def test_a_stop_with_nothing_left_to_judge_loads_no_models(project: Path, tmp_path: Path) -> None:
     """Every task completed, or no plan this session's stop is judged on (two active plans,
     no current one): the stop happens, the blocks in a row start again, and nothing but the
-    plain read is loaded. Work left still blocks (the store judges it)."""
+    plain read is loaded. Work left still blocks."""
     store = FileStore(project / ".planning")
     planner = Planner(store)
     for task_id in (1, 2):

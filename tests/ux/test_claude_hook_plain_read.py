@@ -101,8 +101,16 @@ def project(tmp_path: Path) -> Path:
 
 def _hook(project: Path, event: str = "UserPromptSubmit") -> str:
     payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": event, "prompt": "go"}
-    done = subprocess.run(
-        [sys.executable, "-m", "server", "hook", event],
+    done = run_hook(project, event, payload)
+    assert (done.returncode, done.stderr) == (0, "")
+    return done.stdout.strip()
+
+
+def run_hook(project: Path, event: str, payload: dict[str, object], *flags: str) -> subprocess.CompletedProcess[str]:
+    """`planning-mcp hook <event>` run as Claude Code runs it, this checkout's code, Python
+    run with `flags`."""
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "server", "hook", event],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -113,8 +121,6 @@ def _hook(project: Path, event: str = "UserPromptSubmit") -> str:
             "PYTHONPATH": str(REPO),
         },
     )
-    assert (done.returncode, done.stderr) == (0, "")
-    return done.stdout.strip()
 
 
 def _served(project: Path) -> str:

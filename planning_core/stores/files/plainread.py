@@ -8,12 +8,17 @@ store, which validates. No pydantic here."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
 
 from ...activeplans import PlanLine
 from ...names import check_plan_name
-from ...taskjson import BadDocument, PlainTask, load_document, plain_task, tally
+from ...taskjson import BadDocument, LightTask, light_task, load_document, plain_task, tally
 from .taskfiles import TASK_FILE, misnamed, task_bytes
+
+T = TypeVar("T")
 
 
 def list_plans(folder: Path) -> list[str]:
@@ -56,40 +61,83 @@ def active_plan_lines(root: Path) -> list[PlanLine] | None:
 
 
 def plan_line(folder: Path) -> PlanLine | None:
+    read = _scan(folder, plain_task)
+    if read is None:
+        return None
+    tasks, unreadable = read
+    counted = tally(tasks.values())
+    current = counted.current.subject if counted.current is not None else None
+    return PlanLine(folder.name, counted.completed, counted.total + len(unreadable), current)
+
+
+class Unreadable(NamedTuple):
+    """A task file the store reports unreadable (models.CorruptFile), by what is judged of it."""
+
+    task_id: int
+
+
+class LightPlan(NamedTuple):
+    """An active plan as done.work_left reads it (models.PlanSnapshot's name, tasks in id
+    order and unreadable files), its tasks read without the models (taskjson.light_task)."""
+
+    name: str
+    tasks: dict[int, LightTask]
+    corrupt: list[Unreadable]
+
+
+def light_plan(root: Path, name: str) -> LightPlan | None:
+    """The active plan read without the models; None when a document needs them (see
+    taskjson.light_task) or its folder cannot be read."""
+    read = _scan(root / "todo" / name, light_task)
+    if read is None:
+        return None
+    tasks, unreadable = read
+    return LightPlan(name, tasks, [Unreadable(i) for i in unreadable])
+
+
+def _scan(folder: Path, take: Callable[[Any, int], T | None]) -> tuple[dict[int, T], list[int]] | None:
+    """The folder's tasks as `take` reads them (in id order) and the ids of the files the store
+    reports unreadable (in order); None when a document is one `take` leaves to the models."""
     try:
         names = os.listdir(folder)
     except OSError:
         return None  # the store says why
-    tasks: list[PlainTask] = []
-    unreadable = 0
+    tasks: dict[int, T] = {}
+    unreadable: list[int] = []
     for file in names:
         hit = TASK_FILE.fullmatch(file)
         if hit is None:
             continue
-        task = _read(folder, file, int(hit.group(1)))
+        task_id = int(hit.group(1))
+        task = _read(folder, file, task_id, take)
         if task is None:
             return None
-        if isinstance(task, PlainTask):
-            tasks.append(task)
-        else:
-            unreadable += task
-    counted = tally(tasks)
-    current = counted.current.subject if counted.current is not None else None
-    return PlanLine(folder.name, counted.completed, counted.total + unreadable, current)
+        if task is _Missing.UNREADABLE:
+            unreadable.append(task_id)
+        elif not isinstance(task, _Missing):
+            tasks[task_id] = task
+    return dict(sorted(tasks.items())), sorted(unreadable)
 
 
-def _read(folder: Path, file: str, task_id: int) -> PlainTask | int | None:
-    """The task as it reads, 1 for a file the store reports unreadable, 0 for one gone since
-    the listing, None for a document only the models may judge."""
+class _Missing(Enum):
+    """A task file that gives no task: one the store reports unreadable, or gone since the listing."""
+
+    UNREADABLE = "unreadable"
+    GONE = "gone"
+
+
+def _read(folder: Path, file: str, task_id: int, take: Callable[[Any, int], T | None]) -> T | _Missing | None:
+    """The task as `take` reads it, _Missing for a file the store reports unreadable or one gone
+    since the listing, None for a document only the models may judge."""
     if misnamed(file, task_id):
-        return 1
+        return _Missing.UNREADABLE
     try:
         raw = task_bytes(os.path.join(folder, file))
     except FileNotFoundError:
-        return 0
+        return _Missing.GONE
     if isinstance(raw, str):
-        return 1
+        return _Missing.UNREADABLE
     try:
-        return plain_task(load_document(raw), task_id)
+        return take(load_document(raw), task_id)
     except BadDocument:
-        return 1
+        return _Missing.UNREADABLE
