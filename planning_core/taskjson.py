@@ -61,19 +61,6 @@ class PlainTask(NamedTuple):
     subject: str
 
 
-def plain_task(document: Any, task_id: int) -> PlainTask | None:
-    """The task's id, status and subject when the document holds them in the form a store
-    writes (an object whose `id` is `task_id`, a known `status`, a text `subject`); None for
-    any other document: only the models (taskdoc.parse_task) may judge it."""
-    if not isinstance(document, dict):
-        return None
-    status = _STATUSES.get(document["status"]) if type(document.get("status")) is str else None
-    subject = document.get("subject")
-    if type(document.get("id")) is not int or document["id"] != task_id or status is None:
-        return None
-    return PlainTask(task_id, status, subject) if isinstance(subject, str) else None
-
-
 def _text(value: Any) -> bool:
     return type(value) is str
 
@@ -124,6 +111,27 @@ LIGHT_FORMS: dict[str, Callable[[Any], bool]] = {
 MODEL_NAMES = frozenset("".join(f"_{c.lower()}" if c.isupper() else c for c in key) for key in LIGHT_FORMS)
 
 
+def _takes(document: Any, task_id: int) -> bool:
+    """Whether the light read takes the document: an object with `id` task_id, a `status` and
+    a `subject`, every field in a form of LIGHT_FORMS."""
+    if not isinstance(document, dict) or document.get("id") != task_id or not {"status", "subject"} <= document.keys():
+        return False
+    for key, value in document.items():
+        form = LIGHT_FORMS.get(key)
+        if (form is None and key in MODEL_NAMES) or (form is not None and not form(value)):
+            return False
+    return True
+
+
+def plain_task(document: Any, task_id: int) -> PlainTask | None:
+    """The task's id, status and subject when the light read takes the document (every field
+    in a form the models keep as it is: a document the store reads as a task); None for any
+    other document: only the models (taskdoc.parse_task) may judge it."""
+    if not _takes(document, task_id):
+        return None
+    return PlainTask(task_id, _STATUSES[document["status"]], document["subject"])
+
+
 class LightTask(NamedTuple):
     """What done.work_left and the ranking it asks read of one task, read without the models:
     each attribute as models.Task holds it."""
@@ -145,12 +153,8 @@ def light_task(document: Any, task_id: int) -> LightTask | None:
     """The task as the models would hold it when every field of the document has a form in
     LIGHT_FORMS (and its `id` is `task_id`, with no link to itself, which a store's view drops);
     None for any other document: only the models may judge it."""
-    if plain_task(document, task_id) is None:
+    if not _takes(document, task_id):
         return None
-    for key, value in document.items():
-        form = LIGHT_FORMS.get(key)
-        if (form is None and key in MODEL_NAMES) or (form is not None and not form(value)):
-            return None
     blocked_by = document.get("blockedBy", [])
     if task_id in blocked_by:
         return None

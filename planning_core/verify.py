@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from . import safetext
+from . import safetext, times
 from .checks import CHECK_NAME
 from .errors import PlanningError
 from .fileio.atomic import replace_many
@@ -153,11 +153,8 @@ def is_running(record: Mapping[str, Any] | None, now: dt.datetime) -> bool:
     """Whether a record says its checks run now (`running`, and its `until` still to come)."""
     if not record or record.get("state") != RUNNING:
         return False
-    try:
-        until = dt.datetime.fromisoformat(str(record.get("until", "")).replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return until > now
+    until = times.parse_utc(str(record.get("until", "")))  # a hand-written time without a zone is UTC's
+    return until is not None and until > now
 
 
 def mark(record: Mapping[str, Any] | None) -> str:

@@ -95,3 +95,26 @@ def test_what_is_left_tells_an_agent_whose_task_is_being_verified_to_wait_for_th
     later = work_left(store.view(plan), now + dt.timedelta(minutes=6), mine=("me",))
     assert "Finish it, then TaskUpdate #1 status completed." in later.line
     assert "(checks running)" in task_line(store.view(plan).tasks[1])
+
+
+@pytest.mark.parametrize(
+    ("until", "running"),
+    [
+        ("2026-12-03T09:10:00", True),  # written by hand without a zone: read as UTC
+        ("2026-12-03T10:05:00+01:00", False),  # 09:05 UTC is not after 09:06
+        ("9999-12-31T23:59:59-14:00", True),  # past what UTC can hold: never ends
+        ("soon", False),
+        (None, False),
+    ],
+)
+def test_a_hand_written_until_is_read_as_any_stored_time_never_an_error(
+    planner: Planner, store: PlanStore, until: str | None, running: bool
+) -> None:
+    """What is left, for a record whose `until` a person wrote: no zone is UTC, a time
+    outside UTC's range is its last moment, no time is a run that has ended."""
+    plan = _plan(planner)
+    planner.update_task(plan, 1, status="in_progress", owner="me")
+    record = {"state": "running", "checks": ["tests"], "run": "r1", "until": until}
+    planner.update_task(plan, 1, TaskPatch(), verification=Verification(record))
+    left = work_left(store.view(plan), dt.datetime(2026, 12, 3, 9, 6, tzinfo=dt.UTC), mine=("me",))
+    assert ("Its checks are running" in left.line) is running, left.line

@@ -74,6 +74,11 @@ FOR_THE_MODELS: dict[str, Damage] = {
     "an id as text": _document(3, id="3"),
     "a subject that is not text": _document(1, subject=7),
     "not an object": _write("task_5.json", "[1, 2]"),
+    # The current task with a field the models refuse: the store reads it as unreadable, so
+    # it is not the current task.
+    "links that are not a list": _document(2, blockedBy="x"),
+    "a status that is not text": _document(2, status=["in_progress"]),
+    "a gate": _document(4, gate="human"),
 }
 
 
