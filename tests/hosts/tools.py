@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.procs import REPO
+from tests.support.waits import bound
 
 HERE = Path(__file__).resolve().parent
 REQUIRE = "PLANNING_MCP_REQUIRE_HOST_TOOLS"
@@ -89,6 +90,9 @@ def host_env(home: Path, path: Sequence[Path], extra: Mapping[str, str] | None =
         DISABLE_ERROR_REPORTING="1",
         UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv")),
         UV_NATIVE_TLS="1",  # the system's certificates (a proxy's CA where there is one)
+        # How long Claude Code waits for an MCP server to connect (its own default: 30 s), a
+        # bound like every wait of the suite's: a server's start takes longer on a busy machine.
+        MCP_TIMEOUT=str(int(bound(10) * 1000)),
         PATH=os.pathsep.join([*map(str, path), "/usr/bin", "/bin"]),
     )
     env.update(extra or {})
