@@ -1,7 +1,8 @@
 """What Claude Code waits for at each prompt and tool call: `planning-mcp hook
 UserPromptSubmit` and `hook PostToolUse` run as the plugin runs them (bench/hook_timing.py),
-beside `python -c pass` with the same interpreter in the same run: the floor any Python
-hook pays.
+and once a session `hook SessionStart` (a new session: the Active Plans block and what
+happened in the last day), beside `python -c pass` with the same interpreter in the same run:
+the floor any Python hook pays.
 
     python -m bench.prompt_hook [--runs 40] [--tasks 50]
 
@@ -19,7 +20,7 @@ from bench.hook_timing import BARE, Figures
 
 SECTION = hook_timing.Section(
     "bench.prompt_hook",
-    "Claude Code's prompt and tool-call hooks: what each call waits",
+    "Claude Code's prompt, tool-call and session-start hooks: what each call waits",
     "planning-mcp hook <event>",
     "The goal:",
     "hook",
@@ -28,7 +29,7 @@ SECTION = hook_timing.Section(
 
 def measure(runs: int, tasks: int) -> Figures:
     env = hook_timing.hook_env()
-    results: dict[str, list[float]] = {"UserPromptSubmit": [], "PostToolUse": [], BARE: []}
+    results: dict[str, list[float]] = {"UserPromptSubmit": [], "PostToolUse": [], "SessionStart": [], BARE: []}
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "shop"
         hook_timing.chain_plan(project, tasks, status="in_progress")
@@ -37,7 +38,8 @@ def measure(runs: int, tasks: int) -> Figures:
             session = {"session_id": f"bench-{i % 4}", "cwd": str(project)}
             prompt = {**session, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
             tool = {**session, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
-            for event, payload in (("UserPromptSubmit", prompt), ("PostToolUse", tool)):
+            start = {"session_id": f"bench-start-{i}", "cwd": str(project), "hook_event_name": "SessionStart"}
+            for event, payload in (("UserPromptSubmit", prompt), ("PostToolUse", tool), ("SessionStart", start)):
                 results[event].append(hook_timing.run_hook(event, payload, env, project)[0])
             results[BARE].append(hook_timing.run_bare(env, project))
     return hook_timing.figures(results)
