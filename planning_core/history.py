@@ -20,13 +20,15 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .caller import NOBODY
 from .errors import InvalidInput
-from .models import Task
 from .safetext import escape
 from .verify import describe
+
+if TYPE_CHECKING:
+    from .models import Task
 
 TASK_EVENTS_SHOWN = 3  # TaskGet's last events of the task
 PAGE_DEFAULT = 50  # a page of a plan's log (`planning-mcp log`)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from ..errors import PlanningError
 from ..history import PAGE_MAX, SINCE_LINES, TASK_EVENTS_SHOWN, Logged, event_line, since_summary, since_time
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 
 HISTORY_HEADING = "History (latest first):"
 MAX_SINCE_EVENTS = 2000  # events read for a "since" summary: the summary stays bounded
+EventsSince = Callable[[str, int], list[Logged]]  # (start, limit) -> events, newest first
 
 
 def line(item: Logged, *, with_plan: bool = False) -> str:
@@ -49,9 +51,15 @@ def since_text(store: PlanStore, last_seen: float | None, now: float | None = No
     reopened and added, by whom, at most SINCE_LINES named; "" when nothing happened."""
     if not isinstance(store, History):
         return ""
+    return since_read(store.events_since, last_seen, now)
+
+
+def since_read(events_since: EventsSince, last_seen: float | None, now: float | None = None) -> str:
+    """since_text from a read of the events (History.events_since, or a file store's logs
+    read without the store opened, as the Claude Code hook does)."""
     start = since_time(last_seen, time.time() if now is None else now)
     try:
-        items = store.events_since(start, MAX_SINCE_EVENTS)
+        items = events_since(start, MAX_SINCE_EVENTS)
     except (PlanningError, OSError) as e:
         log.warning("history since %s not read: %s", start, e)
         return ""

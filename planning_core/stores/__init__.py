@@ -5,7 +5,7 @@ chosen; URL parsing is stores/urls.py's, re-exported for the server and the CLI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from ..activeplans import PlanLine
@@ -13,7 +13,12 @@ from ..store import PlanStore
 from .urls import DATABASE_SCHEMES, MEMORY_URL, DatabaseUrl, database_url, is_conninfo, is_database_url, redact
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..history import Logged
     from .files.plainread import LightPlan
+
+T = TypeVar("T")
 
 __all__ = [
     "DATABASE_SCHEMES",
@@ -24,6 +29,7 @@ __all__ = [
     "is_database_url",
     "open_store",
     "plain_active_plans",
+    "plain_events_since",
     "plain_plan",
     "plain_plan_line",
     "plain_plan_lines",
@@ -55,45 +61,47 @@ def plain_plan_lines(url: str | Path) -> list[PlanLine] | None:
     """The Active Plans block's lines read without the models (stores/files/plainread.py),
     for a store that is a folder of files; None for any other store, or when only the store
     can tell (a document the models must judge): then open it and ask."""
-    text = str(url)
-    if is_database_url(text) or _is_memory(text):
-        return None
     from .files.plainread import active_plan_lines
 
-    return active_plan_lines(_file_root(text))
+    return _plain(url, active_plan_lines)
 
 
 def plain_active_plans(url: str | Path) -> list[str] | None:
     """The active plans' names (PlanStore.active_plans) read without the models, for a store
     that is a folder of files; None for any other store."""
-    text = str(url)
-    if is_database_url(text) or _is_memory(text):
-        return None
     from .files.plainread import active_plan_names
 
-    return active_plan_names(_file_root(text))
+    return _plain(url, active_plan_names)
 
 
 def plain_plan_line(url: str | Path, name: str) -> PlanLine | None:
     """One active plan's line read without the models (plain_plan_lines); None for any other
     store, or when only the store can tell."""
-    text = str(url)
-    if is_database_url(text) or _is_memory(text):
-        return None
     from .files.plainread import active_plan_line
 
-    return active_plan_line(_file_root(text), name)
+    return _plain(url, lambda root: active_plan_line(root, name))
 
 
 def plain_plan(url: str | Path, name: str) -> LightPlan | None:
     """One active plan as done.work_left reads it, read without the models (plain_plan_lines);
     None for any other store, or when only the store can tell."""
-    text = str(url)
-    if is_database_url(text) or _is_memory(text):
-        return None
     from .files.plainread import light_plan
 
-    return light_plan(_file_root(text), name)
+    return _plain(url, lambda root: light_plan(root, name))
+
+
+def plain_events_since(url: str | Path, start: str, limit: int) -> list[Logged] | None:
+    """PlanStore.events_since read without the models or the store opened, for a store that
+    is a folder of files; None for any other store. Raises what the history read raises."""
+    from .files.plainread import events_since
+
+    return _plain(url, lambda root: events_since(root, start, limit))
+
+
+def _plain(url: str | Path, read: Callable[[Path], T | None]) -> T | None:
+    """`read` on the folder of a file store's URL; None for any other store."""
+    text = str(url)
+    return None if is_database_url(text) or _is_memory(text) else read(_file_root(text))
 
 
 def _is_memory(text: str) -> bool:

@@ -49,7 +49,14 @@ from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.names import check_plan_name
 from planning_core.reminders import ReminderClock, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
-from planning_core.stores import is_database_url, plain_active_plans, plain_plan, plain_plan_line, plain_plan_lines
+from planning_core.stores import (
+    is_database_url,
+    plain_active_plans,
+    plain_events_since,
+    plain_plan,
+    plain_plan_line,
+    plain_plan_lines,
+)
 
 from ..common.cli_common import EXIT_OK, command_writer
 from ..common.default_root import DefaultRoot, default_root
@@ -137,7 +144,24 @@ def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] |
     return output("SessionStart", block + (f"\n\n{since}" if since else ""))
 
 
-def _last_seen(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> float | None:
+def _session_start_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
+    """session_start on a planning folder, its plans and history read without the models
+    (a session's first wait); None when only the store can tell (a task file the models
+    must judge): the caller opens it."""
+    from planning_core.rendering.timeline import since_read
+
+    if not (root / "todo").is_dir():
+        return ""
+    plans = plain_plan_lines(root)
+    if plans is None:
+        return None  # before the session's visit is recorded: the store's read records it
+    hook_state.sweep(root)
+    last_seen = _last_seen(None, root, payload)
+    since = since_read(lambda start, limit: plain_events_since(root, start, limit) or [], last_seen)
+    return output("SessionStart", block_text(line_text(p) for p in plans) + (f"\n\n{since}" if since else ""))
+
+
+def _last_seen(store: PlanStore | None, root: Path | None, payload: dict[str, Any]) -> float | None:
     """When this Claude Code session was last here (its hook state's last update; a
     resumed or compacted session keeps its id), and now it is: None for a new session."""
     session_id = payload.get("session_id")
@@ -555,6 +579,10 @@ def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | N
         store.close()
 
 
+# The events a folder's plain read can answer (a Stop has its own look).
+_READ_PLAINLY = ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart")
+
+
 def _answer_without_store(
     event: str | None, root_arg: str | None, store_arg: str | None, payload: dict[str, Any]
 ) -> str | None:
@@ -563,13 +591,15 @@ def _answer_without_store(
     before a prompt read plainly. None: open the store."""
     if event == "Stop":
         return _stop_without_store(root_arg, store_arg, payload)
-    if event not in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit") or _writes(event, payload):
+    if event not in _READ_PLAINLY or _writes(event, payload):
         return None
     folder = hook_choice(root_arg, store_arg, payload).folder
     if folder is None:
         return None
     if event == "UserPromptSubmit":
         return _prompt_in_folder(folder.absolute(), payload)
+    if event == "SessionStart":
+        return _session_start_in_folder(folder.absolute(), payload)
     return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
 
 

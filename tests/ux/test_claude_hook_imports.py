@@ -90,11 +90,24 @@ def test_the_line_before_each_prompt_loads_no_sdk_no_rich_no_models(project: Pat
     assert not modules & (NEVER | MODELS)
 
 
-def test_the_session_start_block_loads_no_sdk_and_no_rich(project: Path, tmp_path: Path) -> None:
+def test_the_session_start_block_and_history_load_no_sdk_no_rich_no_models(project: Path, tmp_path: Path) -> None:
+    """A new session, then the same session resumed: the block and "since you were last
+    here" are read from the task files and the history logs plainly."""
     modules, printed = _loaded(project, "SessionStart", {"session_id": "s1", "source": "startup"}, tmp_path)
-    assert "# Active Plans" in printed
+    context = json.loads(printed)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith('# Active Plans\n- 2026-01-01-ship [0/2 done] current: "One"\n\nSince ')
+    assert "- claimed (1): 2026-01-01-ship #1 'One' by " in context  # the day's history
     assert not {m.split(".")[0] for m in modules} & NEVER
-    assert not modules & NEVER
+    assert not modules & (NEVER | MODELS)
+    _loaded(project, "PostToolUse", {"session_id": "s1", "tool_name": "Bash", "tool_input": {}}, tmp_path)
+    store = FileStore(project / ".planning")  # the session was here (its first round), then ann works
+    Planner(store).update_task("2026-01-01-ship", 1, status="completed", owner="ann")
+    store.close()
+    modules, printed = _loaded(project, "SessionStart", {"session_id": "s1", "source": "resume"}, tmp_path)
+    context = json.loads(printed)["hookSpecificOutput"]["additionalContext"]
+    assert "- completed (1): 2026-01-01-ship #1 'One' by ann" in context
+    assert "claimed" not in context  # only what happened since the session was last here
+    assert not modules & (NEVER | MODELS)
 
 
 @pytest.mark.parametrize("event", ["Stop", "UserPromptSubmit", "SessionStart", "PostToolUse"])

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from planning_core import Planner
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores import plain_plan_lines
 from planning_core.stores.files import FileStore
-from server.claude_code.claude_hook import stop, user_prompt_submit
+from server.claude_code.claude_hook import session_file, session_start, stop, user_prompt_submit
 from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
@@ -182,3 +183,45 @@ def test_a_stop_on_a_damaged_finished_plan_is_judged_as_the_store_judges_it(fini
         assert shown == stop(store, store.root, {"session_id": "s1", "hook_event_name": "Stop"})
     finally:
         store.close()
+
+
+# Damage to a plan's history log the plain read and the store read through the same code.
+HISTORY_DAMAGE: dict[str, Damage] = {
+    "a history log that is not JSON lines": _write("history.jsonl", "{oops\n\x00\x00\n"),
+    "a history log that is a link": lambda plan: (
+        (plan / "history.jsonl").unlink() or (plan / "history.jsonl").symlink_to(plan / "task_1.json")
+    ),
+}
+
+
+def _seen_at_noon(project: Path) -> None:
+    """The session s1 was last here at a fixed time today: "Since …" reads the same each run."""
+    state = session_file(project / ".planning", "s1")
+    state.parent.mkdir(exist_ok=True)
+    noon = time.time() - 3600
+    state.write_text(json.dumps({"session_id": "s1", "updated": noon}))
+
+
+@pytest.mark.parametrize("case", ["undamaged", *READ_ALIKE, *FOR_THE_MODELS, *HISTORY_DAMAGE])
+@pytest.mark.parametrize("source", ["startup", "resume"])
+def test_a_session_start_on_a_damaged_plan_reads_as_the_store_reads_it(project: Path, case: str, source: str) -> None:
+    """The block and "since you were last here" at a session's start, read plainly, whatever
+    the task files and history logs hold, equal the store's read of the same folder."""
+    damage = {**READ_ALIKE, **FOR_THE_MODELS, **HISTORY_DAMAGE}.get(case)
+    if damage is not None:
+        _damaged(project, damage)
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "SessionStart", "source": source}
+    if source == "resume":
+        _seen_at_noon(project)
+    done = run_hook(project, "SessionStart", payload)
+    assert (done.returncode, done.stderr) == (0, "")
+    if source == "resume":
+        _seen_at_noon(project)
+    store = FileStore(project / ".planning")
+    try:
+        assert done.stdout.strip() == session_start(store, store.root, payload)
+    finally:
+        store.close()
+    if case == "undamaged":
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "- claimed (2): 2026-05-01-ship-it #3 'Step \"3\"'" in context

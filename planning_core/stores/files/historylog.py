@@ -36,7 +36,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from ... import history
@@ -528,6 +528,12 @@ def task_events(plan: str, folder: str, task_id: int, *, archived: bool, limit: 
 
 def since(plan: str, folder: str, start: str, limit: int) -> list[Logged]:
     return history.since_of(plan, entries(folder, archived=False), start, limit)
+
+
+def since_all(todo: str, plans: Iterable[str], start: str, limit: int) -> list[Logged]:
+    """The events of the active plans `plans` (folders of `todo`) at `start` or later,
+    newest first, at most `limit` (PlanStore.events_since)."""
+    return history.newest((e for n in plans for e in since(n, f"{todo}/{n}", start, limit)), limit)
 
 
 def read_all(folder: str, *, archived: bool) -> list[Entry]:

@@ -11,12 +11,15 @@ import os
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...activeplans import PlanLine
 from ...names import check_plan_name
 from ...taskjson import BadDocument, LightTask, light_task, load_document, plain_task, tally
 from .taskfiles import TASK_FILE, misnamed, task_bytes
+
+if TYPE_CHECKING:
+    from ...history import Logged
 
 T = TypeVar("T")
 
@@ -41,6 +44,13 @@ def list_plans(folder: Path) -> list[str]:
 def active_plan_names(root: Path) -> list[str]:
     """The active plans (FileStore.active_plans)."""
     return list_plans(root / "todo")
+
+
+def events_since(root: Path, start: str, limit: int) -> list[Logged]:
+    """FileStore.events_since without the store opened: the active plans' history logs."""
+    from .historylog import since_all  # the history's code: only a session's start reads it
+
+    return since_all(os.fspath(root / "todo"), active_plan_names(root), start, limit)
 
 
 def active_plan_line(root: Path, name: str) -> PlanLine | None:

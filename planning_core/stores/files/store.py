@@ -332,9 +332,7 @@ class FileStore:
         return historylog.page(name, os.fspath(path), archived=archived, limit=limit, cursor=cursor)
 
     def events_since(self, since: str, limit: int) -> list[history.Logged]:
-        todo = os.fspath(self.todo)
-        found = (e for n in self.active_plans() for e in historylog.since(n, f"{todo}/{n}", since, limit))
-        return history.newest(found, limit)
+        return historylog.since_all(os.fspath(self.todo), self.active_plans(), since, limit)
 
     def repair(self, name: str, by: str = NOBODY) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no
