@@ -41,6 +41,7 @@ from .models import (
     TaskStatus,
 )
 from .names import check_date, check_slug, parse_task_id, slugify, today
+from .reminders import reminded_plans
 from .rendering.render import render_plan_md
 from .store import PlanContended, PlanStore, PlanTransaction, TriesLock
 from .taskgraph import graph, ranking
@@ -171,9 +172,7 @@ class Planner:
         """Does the current plan (before there is one: any active plan) have a task in
         progress? This decides the plan reminder. A plan that is gone or unreadable counts
         as idle: a reminder is never worth failing a call."""
-        active = self.store.active_plans()
-        names = [current] if current and current in active else active
-        for name in names:
+        for name in reminded_plans(self.store.active_plans(), current):
             try:
                 if self.store.summary(name).progress.in_progress:
                     return True

@@ -42,6 +42,12 @@ def _changes(tool: str, succeeded: bool) -> tuple[bool, bool]:
     return succeeded and tool in PLAN_CHANGING_TOOLS, succeeded and tool == TODO_TOOL
 
 
+def reminded_plans(active: list[str], current: str | None) -> list[str]:
+    """The plans whose work in progress makes a plan reminder due: the session's current
+    plan while it is active, else (before there is one) every active plan."""
+    return [current] if current and current in active else active
+
+
 def plan_check_due(clock: ReminderClock, tool: str, *, succeeded: bool) -> bool:
     """Will `round_reminders` for this call ask whether a task is in progress? A caller
     whose answer costs a disk read (the server, off its event loop) asks it first."""

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from planning_core.activeplans import PlanLine, block_text, line_text
 from planning_core.errors import InvalidPlanName, PlanningError
 from planning_core.names import check_plan_name
-from planning_core.reminders import ReminderClock, round_reminders
+from planning_core.reminders import ReminderClock, reminded_plans, round_reminders
 from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import (
     is_database_url,
@@ -255,7 +255,7 @@ def count_round(
             clock,
             _our_tool(tool),
             succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
-            plan_has_work=lambda: _has_work(open_store(), current),
+            plan_has_work=lambda: _has_work(open_store, root, current),
         )
         if event == "PostToolUse":
             _work_seen(state, tool, payload)
@@ -520,8 +520,19 @@ def _created_plan(response: Any) -> str | None:
     return None
 
 
-def _has_work(store: PlanStore, current: str | None) -> bool:
-    return _actions(store).has_work(current)
+def _has_work(open_store: Callable[[], PlanStore], root: Path | None, current: str | None) -> bool:
+    """Actions.has_work, read from the task files without the models where they can tell."""
+    plain = None if root is None else _plain_has_work(root, current)
+    return _actions(open_store()).has_work(current) if plain is None else plain
+
+
+def _plain_has_work(root: Path, current: str | None) -> bool | None:
+    """Planner.has_work_in_progress on a planning folder read plainly (a plan's line names
+    its current task while one is in progress); None when only the store can tell."""
+    lines = [plain_plan_line(root, name) for name in reminded_plans(plain_active_plans(root) or [], current)]
+    if any(line is None for line in lines):
+        return None
+    return any(line.current is not None for line in lines if line is not None)
 
 
 def hook_store(

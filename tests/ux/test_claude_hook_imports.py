@@ -1,6 +1,6 @@
 """Claude Code waits on `planning-mcp hook` at every prompt and tool call: the hook loads
 no MCP SDK, no rich and no server, and a round (PostToolUse, the most frequent call), the
-Active Plans line before each prompt (UserPromptSubmit), a stop in a project without
+Active Plans line before each prompt (UserPromptSubmit), a round with a reminder due, a stop in a project without
 plans, a stop with nothing left to judge and one with work left in plain task files load
 no models either (no pydantic). Checked
 in a fresh interpreter the way the console script runs it (server.entry.main), with this
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from planning_core import Planner
+from planning_core.reminders import PLAN_REMINDER
 from planning_core.stores.files import FileStore
 from tests.support.waits import bound
 
@@ -79,6 +80,17 @@ def test_a_round_loads_no_sdk_no_rich_no_models(project: Path, tmp_path: Path, t
     assert not {m.split(".")[0] for m in modules} & NEVER
     assert not modules & (NEVER | MODELS)
     assert (project / ".planning" / ".hooks" / "s1.json").is_file()  # the round was counted
+
+
+def test_a_round_with_a_reminder_due_loads_no_models(project: Path, tmp_path: Path) -> None:
+    """The fifth quiet round while a task is in progress: the reminder, its "is work in
+    progress?" read from the task files plainly."""
+    payload = {"session_id": "s1", "tool_name": "Bash", "tool_input": {}}
+    for _ in range(4):
+        assert _loaded(project, "PostToolUse", payload, tmp_path)[1] == ""
+    modules, printed = _loaded(project, "PostToolUse", payload, tmp_path)
+    assert PLAN_REMINDER in json.loads(printed)["hookSpecificOutput"]["additionalContext"]
+    assert not modules & (NEVER | MODELS)
 
 
 def test_the_line_before_each_prompt_loads_no_sdk_no_rich_no_models(project: Path, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from planning_core import Planner
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores import plain_plan_lines
 from planning_core.stores.files import FileStore
-from server.claude_code.claude_hook import session_file, session_start, stop, user_prompt_submit
+from server.claude_code.claude_hook import post_tool_use, session_file, session_start, stop, user_prompt_submit
 from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]
@@ -225,3 +225,35 @@ def test_a_session_start_on_a_damaged_plan_reads_as_the_store_reads_it(project: 
     if case == "undamaged":
         context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "- claimed (2): 2026-05-01-ship-it #3 'Step \"3\"'" in context
+
+
+def _quiet_rounds(project: Path, rounds: int) -> None:
+    state = session_file(project / ".planning", "s1")
+    state.parent.mkdir(exist_ok=True)
+    state.write_text(json.dumps({"session_id": "s1", "plan_quiet": rounds, "updated": time.time()}))
+
+
+@pytest.mark.parametrize("case", ["undamaged", *READ_ALIKE, *FOR_THE_MODELS])
+@pytest.mark.parametrize("working", [True, False], ids=["work in progress", "none in progress"])
+def test_a_reminders_look_at_a_damaged_plan_is_the_stores(tmp_path: Path, case: str, working: bool) -> None:
+    """The fifth quiet round asks whether a task is in progress, read plainly: its answer
+    (the reminder or nothing) is the store's, whatever the task files hold."""
+    folder, store, planner, name = _ship_it(tmp_path, completed=1)
+    if working:
+        planner.update_task(name, 2, status="in_progress")
+    store.close()
+    damage = {**READ_ALIKE, **FOR_THE_MODELS}.get(case)
+    if damage is not None:
+        _damaged(folder, damage)
+    payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "PostToolUse", "tool_name": "Bash"}
+    _quiet_rounds(folder, 4)
+    done = run_hook(folder, "PostToolUse", payload)
+    assert (done.returncode, done.stderr) == (0, "")
+    _quiet_rounds(folder, 4)
+    store = FileStore(folder / ".planning")
+    try:
+        assert done.stdout.strip() == post_tool_use(store, store.root, payload)
+    finally:
+        store.close()
+    if case == "undamaged":
+        assert bool(done.stdout.strip()) is working
