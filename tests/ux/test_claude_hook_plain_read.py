@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,12 +179,32 @@ def test_a_stop_on_a_damaged_finished_plan_is_judged_as_the_store_judges_it(fini
     """The Stop hook's plain look (nothing left to judge) takes the same hostile files: a link,
     a FIFO, a folder, documents only the models may judge; its answer is the store's."""
     _damaged(finished, {**READ_ALIKE, **FOR_THE_MODELS}[case])
-    shown = _hook(finished, "Stop")
-    store = FileStore(finished / ".planning")
+    _answered_alike(finished, {"session_id": "s1", "cwd": str(finished), "hook_event_name": "Stop"}, stop)
+
+
+Answer = Callable[[FileStore, Path, dict[str, Any]], str]
+
+
+def _answered_alike(
+    project: Path,
+    payload: dict[str, Any],
+    answer: Answer,
+    before_each: Callable[[], None] = lambda: None,
+    same: Callable[[str], str] = lambda text: text,
+) -> str:
+    """The hook's answer to `payload`, run as Claude Code runs it, asserted equal to `answer`
+    on the store (the models' read) as `same` shows both; `before_each` sets the session's
+    state before each."""
+    before_each()
+    done = run_hook(project, str(payload["hook_event_name"]), payload)
+    assert (done.returncode, done.stderr) == (0, "")
+    before_each()
+    store = FileStore(project / ".planning")
     try:
-        assert shown == stop(store, store.root, {"session_id": "s1", "hook_event_name": "Stop"})
+        assert same(done.stdout.strip()) == same(answer(store, store.root, payload))
     finally:
         store.close()
+    return done.stdout.strip()
 
 
 # Damage to a plan's history log the plain read and the store read through the same code.
@@ -194,12 +216,11 @@ HISTORY_DAMAGE: dict[str, Damage] = {
 }
 
 
-def _seen_at_noon(project: Path) -> None:
-    """The session s1 was last here at a fixed time today: "Since …" reads the same each run."""
+def _seen_at(project: Path, when: float) -> None:
+    """The session s1 was last here at `when`: "Since …" reads the same in each run."""
     state = session_file(project / ".planning", "s1")
     state.parent.mkdir(exist_ok=True)
-    noon = time.time() - 3600
-    state.write_text(json.dumps({"session_id": "s1", "updated": noon}))
+    state.write_text(json.dumps({"session_id": "s1", "updated": when}))
 
 
 @pytest.mark.parametrize("case", ["undamaged", *READ_ALIKE, *FOR_THE_MODELS, *HISTORY_DAMAGE])
@@ -211,20 +232,17 @@ def test_a_session_start_on_a_damaged_plan_reads_as_the_store_reads_it(project: 
     if damage is not None:
         _damaged(project, damage)
     payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "SessionStart", "source": source}
-    if source == "resume":
-        _seen_at_noon(project)
-    done = run_hook(project, "SessionStart", payload)
-    assert (done.returncode, done.stderr) == (0, "")
-    if source == "resume":
-        _seen_at_noon(project)
-    store = FileStore(project / ".planning")
-    try:
-        assert done.stdout.strip() == session_start(store, store.root, payload)
-    finally:
-        store.close()
+    an_hour_ago = time.time() - 3600
+    seen = (lambda: _seen_at(project, an_hour_ago)) if source == "resume" else (lambda: None)
+    shown = _answered_alike(project, payload, session_start, before_each=seen, same=_a_day_back)
     if case == "undamaged":
-        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        context = json.loads(shown)["hookSpecificOutput"]["additionalContext"]
         assert "- claimed (2): 2026-05-01-ship-it #3 'Step \"3\"'" in context
+
+
+def _a_day_back(answer: str) -> str:
+    """A new session's "Since …" starts a day before each read: the minute it names is left out."""
+    return re.sub(r"Since \d{4}-\d\d-\d\d \d\d:\d\dZ:", "Since (a day ago):", answer)
 
 
 def _quiet_rounds(project: Path, rounds: int) -> None:
@@ -246,14 +264,6 @@ def test_a_reminders_look_at_a_damaged_plan_is_the_stores(tmp_path: Path, case: 
     if damage is not None:
         _damaged(folder, damage)
     payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "PostToolUse", "tool_name": "Bash"}
-    _quiet_rounds(folder, 4)
-    done = run_hook(folder, "PostToolUse", payload)
-    assert (done.returncode, done.stderr) == (0, "")
-    _quiet_rounds(folder, 4)
-    store = FileStore(folder / ".planning")
-    try:
-        assert done.stdout.strip() == post_tool_use(store, store.root, payload)
-    finally:
-        store.close()
+    shown = _answered_alike(folder, payload, post_tool_use, before_each=lambda: _quiet_rounds(folder, 4))
     if case == "undamaged":
-        assert bool(done.stdout.strip()) is working
+        assert bool(shown) is working
