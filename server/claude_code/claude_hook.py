@@ -139,8 +139,12 @@ def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] |
     if root is not None:
         hook_state.sweep(root)
     actions = _actions(store)
-    block = active_plans_block(actions.summaries())
     since = actions.since_text(_last_seen(store, root, payload or {}))
+    return _session_start_answer(active_plans_block(actions.summaries()), since)
+
+
+def _session_start_answer(block: str, since: str) -> str:
+    """The Active Plans block, then "since you were last here" when anything happened."""
     return output("SessionStart", block + (f"\n\n{since}" if since else ""))
 
 
@@ -158,7 +162,7 @@ def _session_start_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
     hook_state.sweep(root)
     last_seen = _last_seen(None, root, payload)
     since = since_read(lambda start, limit: plain_events_since(root, start, limit) or [], last_seen)
-    return output("SessionStart", block_text(line_text(p) for p in plans) + (f"\n\n{since}" if since else ""))
+    return _session_start_answer(block_text(line_text(p) for p in plans), since)
 
 
 def _last_seen(store: PlanStore | None, root: Path | None, payload: dict[str, Any]) -> float | None:
