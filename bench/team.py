@@ -139,7 +139,8 @@ async def one_run(site: StoreSite, way: str, k: int, plan: TeamPlan, cfg: TeamCo
         k=k,
         plan=name,
         durations=durations,
-        lease=lease_for(durations, cfg.lease_floor),
+        lease=lease_for(durations, cfg.lease_floor, cfg.heartbeat),
+        heartbeat=cfg.heartbeat,
         server=site.command(url),
         kill_every=cfg.kill_every,
         seed=cfg.seed + k,
@@ -254,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work-seconds", type=float, help="total work / K in each run (durations are scaled to it)")
     ap.add_argument("--kill-every", type=float, help="seconds between kills (0: none)")
     ap.add_argument("--lease-floor", type=int, help="the shortest lease an agent takes (whole seconds, at least 1)")
+    ap.add_argument(
+        "--heartbeat", type=float, help="seconds between an agent's lease renewals while it works (0: none)"
+    )
     ap.add_argument("--stores", nargs="+", choices=STORES)
     ap.add_argument("--ways", nargs="+", choices=WAYS)
     ap.add_argument("--deadline", type=float, help="seconds for the whole benchmark")
@@ -265,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.lease_floor is not None and args.lease_floor < 1:
         ap.error("--lease-floor must be at least 1 second")
+    if args.heartbeat is not None and args.heartbeat < 0:
+        ap.error("--heartbeat must be 0 (none) or more seconds")
     cfg = TEAM_QUICK if args.quick else TeamConfig()
     given = {
         "ks": tuple(args.k) if args.k else None,
@@ -272,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "work_seconds": args.work_seconds,
         "kill_every": args.kill_every,
         "lease_floor": args.lease_floor,
+        "heartbeat": args.heartbeat,
         "stores": tuple(args.stores) if args.stores else None,
         "ways": tuple(args.ways) if args.ways else None,
         "deadline": args.deadline,

@@ -60,6 +60,12 @@ class Claim:
     t0: float
     t1: float
     lease_end: float  # monotonic time the lease runs out at the latest (whole seconds, as the server rounds)
+    renewed: float | None = None  # when the last renewal the server acknowledged was sent (a heartbeat)
+
+    @property
+    def lease_from(self) -> float:
+        """The lease surely runs `lease` seconds from this: the claim, or its last renewal, as sent."""
+        return self.t0 if self.renewed is None else self.renewed
 
 
 @dataclass
@@ -109,6 +115,7 @@ class TeamSetup:
     seed: int
     errlog: TextIO
     run_tag: str
+    heartbeat: float = 0.0  # seconds between lease renewals while an agent works (0: none)
 
     @property
     def mean(self) -> float:
@@ -191,6 +198,30 @@ class Team:
                 return self._claimed(owner, tid, t0)
         return None  # refused: another agent was first; list again
 
+    async def renew(self, c: Client, owner: str, tid: int) -> None:
+        """Every heartbeat while the agent works on `tid`, an update naming the owner (a
+        heartbeat: it renews the lease), until a renewal is refused (taken over) or the work ends."""
+        claim = max((k for k in self.log.claims if k.owner == owner and k.task == tid), key=lambda k: k.t1)
+        while True:
+            await asyncio.sleep(self.s.heartbeat)
+            t0 = time.monotonic()
+            r = await self.call(c, owner, "TaskUpdate", {"plan": self.s.plan, "taskId": tid, "owner": owner})
+            if r.is_error:
+                return
+            claim.renewed = t0
+            claim.lease_end = lease_end_after(t0, self.s.lease)
+
+    async def work_on(self, c: Client, owner: str, tid: int) -> None:
+        """The task's duration of work, the lease renewed meanwhile (as an agent's hook would)."""
+        beat = asyncio.create_task(self.renew(c, owner, tid)) if self.s.heartbeat > 0 else None
+        try:
+            await asyncio.sleep(self.s.durations[tid])
+        finally:
+            if beat is not None:
+                beat.cancel()
+                with contextlib.suppress(BaseException):
+                    await beat
+
     def _claimed(self, owner: str, tid: int, t0: float) -> int:
         t1 = time.monotonic()
         self.log.claims.append(Claim(owner, tid, t0, t1, lease_end_after(t0, self.s.lease)))
@@ -223,7 +254,7 @@ class Team:
             # Only while it works is an agent killed: its task is then surely not completed.
             self.holding[slot] = tid
             start = time.monotonic()
-            await asyncio.sleep(self.s.durations[tid])
+            await self.work_on(c, owner, tid)
             self.holding.pop(slot, None)
             t0 = time.monotonic()
             r = await self.call(c, owner, "TaskUpdate", {"plan": self.s.plan, "taskId": tid, "status": "completed"})

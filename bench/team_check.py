@@ -94,7 +94,7 @@ class Twice:
 def worked_twice(claims: list[Claim], dones: list[Done], killed: set[str], lease: int) -> Twice:
     """A task may be worked twice only after an expired lease: judged pair by pair of its
     successive claims by different owners (client times: a claim is made between its call's
-    t0 and t1, and a lease lasts at least `lease` seconds from it)."""
+    t0 and t1, and a lease lasts at least `lease` seconds from it, or from its last renewal)."""
     by_task: dict[int, list[Claim]] = defaultdict(list)
     for c in claims:
         by_task[c.task].append(c)
@@ -119,7 +119,7 @@ def _judge_pair(out: Twice, before: Claim, after: Claim, done: Done | None, kill
     """One hand-over of a task from `before`'s owner to `after`'s. While the first lease surely
     ran only a completed task could be claimed again (a reopen); once it may have run out, a
     completion still in flight is a take-over racing it, not a reopen."""
-    lease_ran = after.t1 < before.t0 + lease
+    lease_ran = after.t1 < before.lease_from + lease
     completing = done is not None and done.t0 < after.t1
     completed = done is not None and done.t1 < after.t0
     if completing and (lease_ran or completed):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.team_agents import WAYS
-from bench.team_plan import LEASE_FLOOR
+from bench.team_plan import HEARTBEAT, LEASE_FLOOR
 
 STORES = ("file", "pg")
 
@@ -20,6 +20,7 @@ class TeamConfig:
     ways: tuple[str, ...] = WAYS
     seed: int = 7
     lease_floor: int = LEASE_FLOOR  # the shortest lease taken (seconds)
+    heartbeat: float = HEARTBEAT  # seconds between lease renewals while an agent works (0: none)
     deadline: float = 1_500.0  # seconds for everything; runs not started by then are reported as not run
     run_seconds: float = 0.0  # a run not done by then is stopped and reported unfinished (0: from work_seconds)
     save: str = ""  # a JSON-lines file each run's result is appended to as it ends (--render reads it)

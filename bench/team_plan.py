@@ -106,13 +106,18 @@ def make_plan(n: int, seed: int) -> TeamPlan:
     return TeamPlan(n, seed, blocked_by, {i: d / mean for i, d in raw.items()}, len(layers))
 
 
-LEASE_FLOOR = 10  # seconds: on a loaded machine a completion can wait seconds for the plan's lock
+# Seconds: on a loaded machine a renewal or a completion can wait seconds for the plan's lock.
+LEASE_FLOOR = 4
+HEARTBEAT = 1.0  # seconds between an agent's lease renewals while it works (0: none)
 
 
-def lease_for(durations: dict[int, float], floor: int = LEASE_FLOOR) -> int:
-    """A lease no live agent's task outlasts (twice the longest task, and time for the
-    calls around it), in whole seconds as the server takes it."""
-    return max(floor, math.ceil(2 * max(durations.values()) + 1))
+def lease_for(durations: dict[int, float], floor: int = LEASE_FLOOR, heartbeat: float = HEARTBEAT) -> int:
+    """A lease no live agent's quiet spell outlasts (twice the longest: a task, or the time
+    between two renewals where the agent renews, and time for the calls around it), in whole
+    seconds as the server takes it. A dead agent's task waits this long to be taken over."""
+    longest = max(durations.values())
+    spell = min(longest, heartbeat) if heartbeat > 0 else longest
+    return max(floor, math.ceil(2 * spell + 1))
 
 
 def seed_team_plan(url: str, plan: TeamPlan) -> str:

@@ -122,6 +122,17 @@ def _judged(rows: list[list[str]], notes: list[str]) -> list[list[str]]:
     return [[target, measured, f"{LOADED} (loaded)"] for target, measured, _ in rows]
 
 
+def _lease_words(cfg: TeamConfig) -> str:
+    floor = f"at least {cfg.lease_floor} s: on a loaded machine a renewal or a completion can wait seconds for the plan"
+    if cfg.heartbeat <= 0:
+        return f"The lease: 2× the longest task + 1 s ({floor}), so a killed agent's task waits that long."
+    return (
+        f"While it works the agent renews its lease every {cfg.heartbeat:g} s (an update naming the owner, a "
+        f"heartbeat, as a hook would send it); the lease: 2× the shorter of that and the longest task + 1 s ({floor}), "
+        "so a killed agent's task waits a short lease, not one as long as the longest task."
+    )
+
+
 def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, plan: TeamPlan) -> list[str]:
     edges = sum(len(b) for b in plan.blocked_by.values())
     fan_out = max(len(v) for v in plan.blocks().values()) if plan.blocked_by else 0
@@ -135,9 +146,8 @@ def team_section(results: list[TeamResult], notes: list[str], cfg: TeamConfig, p
         f"The plan: {plan.n:,} tasks in {plan.layers} layers, {edges:,} edges (1–4 blockers a task from the "
         f"layers before, a few hubs: fan-out up to {fan_out}), seed {plan.seed}; durations lognormal "
         f"(σ = 0.6, capped at 4× the mean), scaled per K so that total work / K = {cfg.work_seconds:g} s (so "
-        "every K makes about as many calls a second). Each agent loops: claim with a lease (2× the longest task "
-        f"+ 1 s, at least {cfg.lease_floor} s: on a loaded machine a completion can wait seconds for the plan), "
-        "sleep the task's duration, complete it. About every "
+        "every K makes about as many calls a second). Each agent loops: claim with a lease, "
+        "sleep the task's duration, complete it. " + _lease_words(cfg) + " About every "
         f"{cfg.kill_every:g} s a random working agent's server is killed (`kill -9`; never twice while on one task) "
         "and a new agent (a new server, "
         "a new owner) takes its place; the killed agent's task must wait for its lease to run out and be taken over.",

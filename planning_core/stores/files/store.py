@@ -220,6 +220,11 @@ class FileStore:
         path, archived = self._folder(name)
         if archived:
             raise PlanArchived(name)
+        # The other writers' changes are read into the cache before the lock is asked for, so
+        # that under it only those made while we waited are left to read. Only a warm-up: what
+        # the transaction reads under the lock decides, and says what went wrong.
+        with contextlib.suppress(PlanningError, OSError):
+            folder_view(self.cache, self._views, path, False)
         try:
             with plan_lock(path / LOCK, self.lock_timeout):
                 # The plan may have been archived while we waited for its lock.
