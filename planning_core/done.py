@@ -1,5 +1,5 @@
 """Is a plan done, and if not, what is left and who can do it: the one judgement behind
-`planning-mcp status --check-done` and Claude Code's Stop hook (server/claude_code/claude_hook.py).
+`planning-mcp status --check-done` and Claude Code's Stop hook (server/claude_code/stop.py).
 
 In this order: a task the asking agent holds in progress (`mine`: its owner names, "" for
 a task nobody owns), then the best ready task nobody holds (ranking.py's order), then

@@ -86,11 +86,28 @@ def test_the_judge_counts_each_kind_of_violation_it_is_shown() -> None:
     assert twice.violations == 2
 
 
+def test_a_renewed_lease_runs_from_its_last_renewal() -> None:
+    """A heartbeat the server acknowledged moves the lease on: a claim by another owner
+    after the claim's lease but within the renewed one is judged a violation, and one after
+    the renewed lease a take-over."""
+    renewed = Claim("d", 5, 3.0, 3.1, 9.0, renewed=7.0)  # a 5 s lease, renewed at 7: it runs to 12 at least
+    within = worked_twice([renewed, Claim("e", 5, 10.0, 10.1, 16.0)], [], killed=set(), lease=5)
+    assert (within.under_lease, within.live_takeovers) == (1, 0)
+    after = worked_twice([renewed, Claim("e", 5, 12.5, 12.6, 18.0)], [], killed=set(), lease=5)
+    assert (after.under_lease, after.live_takeovers) == (0, 1)
+    unrenewed = Claim("d", 5, 3.0, 3.1, 9.0)
+    taken = worked_twice([unrenewed, Claim("e", 5, 10.0, 10.1, 16.0)], [], killed=set(), lease=5)
+    assert (taken.under_lease, taken.live_takeovers) == (0, 1)
+
+
 def test_the_lease_floor_given_is_the_one_the_report_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--lease-floor` sets the shortest lease the agents take, and the section says that floor."""
     saved = tmp_path / "runs.jsonl"
     saved.write_text("")
     assert main(["--render", str(saved), "--lease-floor", "3", "--no-write"]) == 0
-    assert "at least 3 s" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "at least 3 s" in out and "renews its lease every 1 s" in out
+    assert main(["--render", str(saved), "--heartbeat", "0", "--no-write"]) == 0
+    assert "renews its lease" not in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--render", str(saved), "--lease-floor", "0", "--no-write"])

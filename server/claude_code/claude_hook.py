@@ -16,11 +16,9 @@ hook_event_name, and per event: `source` for SessionStart, `tool_name` /
   The count lives in <root>/.hooks/<session>.json, written atomically (with a store that
   keeps sessions, a database, in the store under `claude-code:<session>`).
 
-- Stop: while the session's current plan has work this session can do (a task it holds
-  in progress, or a ready task no one holds), blocks the stop with the task and the next
-  step (planning_core.done), at most STOP_BLOCKS_ENV (default 3; 0: never) times in a row
-  without a task completed;
-  work held by other agents or waiting for a gate lets the stop happen, saying so.
+- Stop: while the session's current plan has work this session can do, blocks the stop
+  with the task and the next step, a few times in a row at most (stop.py).
+- PostToolUse of ExitPlanMode: the plan a person approved becomes a Session Plan (plan_mode.py).
 
 The hook never fails the user's session: whatever goes wrong (bad JSON, a missing
 or unreadable root, a lock held too long), it prints nothing and exits 0. It creates the
@@ -32,105 +30,50 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import re
 import sys
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 # Claude Code waits on this process at every prompt and tool call: the modules below are
 # the light ones (no models, no pydantic); the rest is imported where an event needs it,
 # so counting a round never loads them (tests/ux/test_claude_hook_imports.py).
 from planning_core.activeplans import PlanLine, block_text, line_text
-from planning_core.errors import InvalidPlanName, PlanningError
+from planning_core.errors import InvalidPlanName
 from planning_core.names import check_plan_name
 from planning_core.reminders import ReminderClock, reminded_plans, round_reminders
-from planning_core.store import HOOKS_DIR, PlanFolders, PlanStore, SharedSessions
+from planning_core.store import PlanFolders, PlanStore, SharedSessions
 from planning_core.stores import (
     is_database_url,
     plain_active_plans,
     plain_events_since,
-    plain_plan,
     plain_plan_line,
     plain_plan_lines,
 )
 
-from ..common.cli_common import EXIT_OK, command_writer
-from ..common.default_root import DefaultRoot, default_root
-from ..common.store_choice import StoreChoice, add_store_arguments, open_for_writing, resolve
+from ..common.cli_common import EXIT_OK
+from ..common.store_choice import add_store_arguments, open_for_writing
 from . import hook_state
+from .hook_common import (
+    EXIT_PLAN_MODE,
+    HOOK_COMMAND,
+    actions_on,
+    as_count,
+    hook_choice,
+    our_tool,
+    output,
+    refused,
+    session_state,
+)
+from .plan_mode import approved_plan, exit_plan_mode
+from .stop import note_work, stop, stop_without_store
 
 if TYPE_CHECKING:
     import argparse
 
-    from planning_core.actions import Actions
-    from planning_core.caller import Caller
-    from planning_core.done import WorkLeft
-    from planning_core.models import PlanSnapshot
-
-# Claude Code names an MCP tool mcp__<server>__<tool>; the server's name is the user's.
-MCP_TOOL = re.compile(r"^mcp__.+__([A-Za-z]+)$")
-EXIT_PLAN_MODE = "ExitPlanMode"  # Claude Code's tool that ends plan mode once a person approves
 # Before every user turn: about 60 tokens at ~4 characters a token.
 PROMPT_CONTEXT_CHARS = 240
-STOP_BLOCKS_ENV = "PLANNING_MCP_STOP_BLOCKS"  # stops blocked in a row at most; 0 turns the Stop hook off
-DEFAULT_STOP_BLOCKS = 3
-MAX_OWNERS = 8  # owner names a session's claims used, kept to know its own tasks
-HOOK_COMMAND = "hook"
-HOOK_WRITER = command_writer(HOOK_COMMAND)  # who the hook's writes are by, in the plans' history
-
-
-def hook_choice(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> StoreChoice:
-    """The store every command would use (store_choice.resolve: --store, --root, then the
-    environment), except that the default root is found for the payload's cwd, or for
-    $CLAUDE_PROJECT_DIR when only that one has a planning folder, else the cwd's. --store
-    wins over --root (a hook's command line is never refused)."""
-    return resolve(store_arg, None if store_arg else root_arg, lambda: _default_root(payload))
-
-
-def _default_root(payload: dict[str, Any]) -> DefaultRoot:
-    cwd = payload.get("cwd")
-    here = default_root(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
-    project = os.environ.get("CLAUDE_PROJECT_DIR")
-    if here.folder.is_dir() or not project:
-        return here
-    return default_root(Path(project))
-
-
-def hook_root(root_arg: str | None, payload: dict[str, Any]) -> Path | None:
-    """The planning folder the hook uses (None: a store that is not a folder)."""
-    return hook_choice(root_arg, None, payload).folder
-
-
-def session_file(root: Path, session_id: str) -> Path:
-    return root / HOOKS_DIR / hook_state.session_name(session_id)
-
-
-def _actions(store: PlanStore) -> Actions:
-    """The core's actions on the store, imported here: they load the models, which a
-    round of counting never needs."""
-    from planning_core.actions import Actions
-
-    return Actions.over(store)
-
-
-def _caller() -> Caller:
-    """The hook as the core's caller: its writes are by HOOK_WRITER, in a session of its own
-    (the Claude Code session's state is the hook's, kept by _session_state)."""
-    from planning_core.caller import Caller
-    from planning_core.session import Session
-
-    return Caller(HOOK_WRITER, Session())
-
-
-def output(event: str, context: str) -> str:
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
-
-
-# -- events ---------------------------------------------------------------------------
 
 
 def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] | None = None) -> str:
@@ -138,7 +81,7 @@ def session_start(store: PlanStore, root: Path | None, payload: dict[str, Any] |
 
     if root is not None:
         hook_state.sweep(root)
-    actions = _actions(store)
+    actions = actions_on(store)
     since = actions.since_text(_last_seen(store, root, payload or {}))
     return _session_start_answer(active_plans_block(actions.summaries()), since)
 
@@ -173,7 +116,7 @@ def _last_seen(store: PlanStore | None, root: Path | None, payload: dict[str, An
         return None
     if root is not None and not hook_state.exists(root, session_id):
         return None  # a new session: nothing is written for it before its first tool call
-    with _session_state(store, root, session_id) as state:
+    with session_state(store, root, session_id) as state:
         seen = state.get("updated")
         state.update(session_id=session_id, updated=time.time())
     return float(seen) if isinstance(seen, int | float) else None
@@ -184,7 +127,7 @@ def user_prompt_submit(store: PlanStore, root: Path | None, payload: dict[str, A
     first when there are more plans than fit, then `(+N more: PlanList)`."""
     from planning_core.rendering.render import line_of
 
-    plans = [line_of(s) for s in _actions(store).summaries() if not s.archived]
+    plans = [line_of(s) for s in actions_on(store).summaries() if not s.archived]
     return prompt_block(plans, _saved_current_plan(store, root, payload))
 
 
@@ -219,7 +162,7 @@ def _saved_current_plan(store: PlanStore | None, root: Path | None, payload: dic
     if not isinstance(session_id, str) or not session_id or (root is None and not isinstance(store, SharedSessions)):
         return None
     try:
-        with _session_state(store, root, session_id) as state:
+        with session_state(store, root, session_id) as state:
             current = state.get("current_plan")
     except hook_state.HookFolderRefused:  # no state kept here: the block, in its plain order
         return None
@@ -249,239 +192,24 @@ def count_round(
         return ""
     if tool == EXIT_PLAN_MODE and event == "PostToolUse":
         return exit_plan_mode(open_store(), root, session_id, payload)
-    with _session_state(store, root, session_id) as state:
-        clock = ReminderClock(plan_quiet=_int(state.get("plan_quiet")))
+    with session_state(store, root, session_id) as state:
+        clock = ReminderClock(plan_quiet=as_count(state.get("plan_quiet")))
         current = state.get("current_plan") if isinstance(state.get("current_plan"), str) else None
         current = _named_plan(payload, tool) or current
         # The server's policy (session.round_reminders), on this session's saved count. Only
         # our own tools (an MCP tool's name) can change the plan; the todo list is the server's.
         due = round_reminders(
             clock,
-            _our_tool(tool),
-            succeeded=event == "PostToolUse" and not _refused(payload.get("tool_response")),
+            our_tool(tool),
+            succeeded=event == "PostToolUse" and not refused(payload.get("tool_response")),
             plan_has_work=lambda: _has_work(open_store, root, current),
         )
         if event == "PostToolUse":
-            _work_seen(state, tool, payload)
+            note_work(state, tool, payload)
         state.update(session_id=session_id, plan_quiet=clock.plan_quiet, current_plan=current, updated=time.time())
     if due:
         return output(event, "\n".join(due))
     return ""
-
-
-def stop_blocks() -> int:
-    """How many stops in a row the Stop hook may block (STOP_BLOCKS_ENV; 0: none)."""
-    value = os.environ.get(STOP_BLOCKS_ENV, "").strip()
-    return int(value) if value.isdigit() else DEFAULT_STOP_BLOCKS
-
-
-def _stop_judged(payload: dict[str, Any]) -> bool:
-    """Does the Stop hook judge this stop at all (it is on, and the stop names its session)?
-    Asked before the store is opened: a stop it lets through unjudged loads nothing."""
-    session_id = payload.get("session_id")
-    return bool(stop_blocks()) and isinstance(session_id, str) and bool(session_id)
-
-
-def stop(store: PlanStore, root: Path | None, payload: dict[str, Any]) -> str:
-    """Block the stop while the current plan has work this session can do (its task in
-    progress, or a ready one no one holds), naming the task and the next step; let it
-    happen, saying why, once blocked stop_blocks() times in a row with no task completed
-    in between (Claude Code's `stop_hook_active`: this stop follows a blocked one) or when
-    what is left is other agents' or waits for a gate."""
-    return judge_stop(store, root, payload, lambda state: _left_for(store, state))
-
-
-class StoreNeeded(Exception):
-    """The plain read cannot tell what is left: the store must judge (nothing was written)."""
-
-
-def judge_stop(
-    store: PlanStore | None,
-    root: Path | None,
-    payload: dict[str, Any],
-    left_of: Callable[[dict[str, Any]], WorkLeft | None],
-) -> str:
-    """stop()'s answer, with what is left found by `left_of` from the session's state (None:
-    nothing to judge); `left_of` may raise StoreNeeded before anything is saved."""
-    limit = stop_blocks()
-    session_id = payload.get("session_id")
-    if not _stop_judged(payload) or not isinstance(session_id, str):
-        return ""
-    with _session_state(store, root, session_id) as state:
-        left = left_of(state)
-        in_a_row = _int(state.get("stop_blocks")) if payload.get("stop_hook_active") is True else 0
-        block = left is not None and left.doable and in_a_row < limit
-        state.update(session_id=session_id, stop_blocks=in_a_row + 1 if block else 0, updated=time.time())
-    if left is None or left.done:
-        return ""
-    if block:
-        return json.dumps({"decision": "block", "reason": f"{left.line} Or, if you cannot go on, say why and stop."})
-    why = f" (the stop was blocked {in_a_row} times in a row)" if left.doable else ""
-    return json.dumps({"systemMessage": f"planning-mcp: {left.line}{why}"})
-
-
-def _left_for(store: PlanStore, state: dict[str, Any]) -> WorkLeft | None:
-    """What is left in the session's current plan (else the only active plan) for this
-    session, whose tasks are those its claims named (or no one's); time gates that have
-    passed are completed first. None: no plan to judge."""
-    actions = _actions(store)
-    name = _judged_plan(actions.active_plans(), state)
-    if name is None:
-        return None
-    try:
-        return actions.work_left(_caller(), name, _mine(state))
-    except PlanningError:
-        return None
-
-
-def _mine(state: dict[str, Any]) -> list[str]:
-    """The session's owner names (those its claims named), and "" for a task no one owns."""
-    owners = state.get("owners")
-    return ["", *(o for o in owners if isinstance(o, str))] if isinstance(owners, list) else [""]
-
-
-def _judged_plan(active: list[str], state: dict[str, Any]) -> str | None:
-    """The plan a stop is judged on: the session's current plan, else the only active plan."""
-    current = state.get("current_plan")
-    return current if isinstance(current, str) and current in active else active[0] if len(active) == 1 else None
-
-
-def _stop_in_folder(root: Path, payload: dict[str, Any]) -> str | None:
-    """A stop judged from the plans read without the models (_plain_left); None: only the
-    store can tell, so the caller opens it."""
-    if not (root / "todo").is_dir():
-        return ""
-    try:
-        return judge_stop(None, root, payload, lambda state: _plain_left(root, state))
-    except StoreNeeded:
-        return None
-
-
-def _plain_left(root: Path, state: dict[str, Any]) -> WorkLeft | None:
-    """_left_for from the plan read without the models: None when the stop has nothing to
-    judge (no plan, or its tasks all completed); what is left, judged by the same rules
-    (done.work_left) over the tasks as read (taskjson.light_task); StoreNeeded when a
-    document needs the models (a gate among them: a passed one is completed first)."""
-    active = plain_active_plans(root)
-    if active is None:
-        raise StoreNeeded
-    name = _judged_plan(active, state)
-    if name is None:
-        return None
-    line = plain_plan_line(root, name)
-    if line is None:
-        raise StoreNeeded
-    if line.completed == line.total:
-        return None
-    plan = plain_plan(root, name)
-    if plan is None:
-        raise StoreNeeded
-    from planning_core import done
-    from planning_core.taskgraph import graph
-
-    # The light plan carries every attribute the judgement reads (tests/ux/test_claude_hook_stop_plain.py).
-    return done.work_left(cast("PlanSnapshot", plan), graph.utc_now(), _mine(state))
-
-
-def _work_seen(state: dict[str, Any], tool: str, payload: dict[str, Any]) -> None:
-    """Keep the owner a TaskUpdate or TaskCreate of ours named (this session's tasks); a
-    task completed is progress: the Stop hook's blocks in a row start again."""
-    args = payload.get("tool_input")
-    if not isinstance(args, dict) or _our_tool(tool) not in ("TaskUpdate", "TaskCreate"):
-        return
-    if args.get("status") == "completed" and not _refused(payload.get("tool_response")):
-        state["stop_blocks"] = 0
-    owner = args.get("owner")
-    if not isinstance(owner, str) or not owner:
-        return
-    kept = state.get("owners")
-    owners = [o for o in kept if isinstance(o, str) and o != owner] if isinstance(kept, list) else []
-    state["owners"] = [*owners, owner][-MAX_OWNERS:]
-
-
-def _approved(payload: dict[str, Any]) -> tuple[str, str] | None:
-    """(plan text, plan file) of an approved ExitPlanMode call: `tool_input` holds
-    `plan` and `planFilePath`; `tool_response` `plan` and `filePath` (the one to trust
-    when the person edited the plan in the dialog: `planWasEdited`)."""
-    args = _dict(payload.get("tool_input"))
-    answer = _dict(payload.get("tool_response"))
-    text = answer.get("plan") if isinstance(answer.get("plan"), str) else args.get("plan")
-    where = answer.get("filePath") or args.get("planFilePath") or ""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    return text, str(where)
-
-
-def exit_plan_mode(store: PlanStore, root: Path | None, session_id: str, payload: dict[str, Any]) -> str:
-    """Claude Code's plan mode approved: the plan becomes a Session Plan (plan.md the
-    approved text, its steps the tasks); approved again in this session, that plan is
-    revised, never copied."""
-    approved = _approved(payload)
-    if approved is None:
-        return ""
-    from planning_core.actions import CREATED_PLAN
-    from planning_core.rendering.plan_text import read_plan
-
-    text, where = approved
-    actions, caller = _actions(store), _caller()
-    with _session_state(store, root, session_id) as state:
-        made = _dict(state.get("plan_mode_plans"))
-        earlier = made.get(where)
-        if isinstance(earlier, str) and earlier in actions.active_plans():
-            name, said = earlier, actions.plan_revise(caller, earlier, read_plan(text))
-        else:
-            name = actions.plan_from_text(caller, text)
-            said = f"{CREATED_PLAN}{name} from the approved plan; it is now the current plan."
-        made.pop(where, None)
-        made[where] = name  # the newest last: what a state too big to keep loses first is the oldest
-        state.update(plan_mode_plans=made, current_plan=name, plan_quiet=0, updated=time.time())
-    board = _board(actions, name)
-    return output("PostToolUse", f"{said}\n{board}\nStart: TaskUpdate the first ready task to in_progress.")
-
-
-def _board(actions: Actions, name: str) -> str:
-    from planning_core.rendering.render import task_board
-
-    snap = actions.snapshot(name)
-    tasks = list(snap.tasks.values())
-    return task_board(snap.summary(), tasks, {t.id: t.blocked_by for t in tasks})
-
-
-# -- helpers ----------------------------------------------------------------------------
-
-
-def _session_state(
-    store: PlanStore | None, root: Path | None, session_id: str
-) -> AbstractContextManager[dict[str, Any]]:
-    """The hook's state for one Claude Code session, saved when the block ends: in the
-    store when it keeps sessions (shared by every machine), else in <root>/.hooks."""
-    if root is None and isinstance(store, SharedSessions):
-        return store.edit_session(f"claude-code:{session_id}")
-    if root is None:
-        raise ValueError("this store keeps no hook state")
-    return hook_state.state_file(root, session_id)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def _our_tool(tool: str) -> str:
-    """The tool's name as the server knows it, for an MCP tool; "" for Claude Code's own
-    tools (one of them may share a name with ours)."""
-    hit = MCP_TOOL.match(tool)
-    return hit.group(1) if hit else ""
-
-
-def _refused(response: Any) -> bool:
-    """An MCP tool result marked isError (a refusal) changed nothing."""
-    if isinstance(response, dict):
-        return bool(response.get("isError") or response.get("is_error"))
-    return False
 
 
 def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
@@ -491,7 +219,7 @@ def _named_plan(payload: dict[str, Any], tool: str) -> str | None:
     args = payload.get("tool_input")
     if isinstance(args, dict) and isinstance(args.get("plan"), str) and args["plan"]:
         return str(args["plan"])
-    if _our_tool(tool) == "PlanCreate":
+    if our_tool(tool) == "PlanCreate":
         return _created_plan(payload.get("tool_response"))
     return None
 
@@ -527,7 +255,7 @@ def _created_plan(response: Any) -> str | None:
 def _has_work(open_store: Callable[[], PlanStore], root: Path | None, current: str | None) -> bool:
     """Actions.has_work, read from the task files without the models where they can tell."""
     plain = None if root is None else _plain_has_work(root, current)
-    return _actions(open_store()).has_work(current) if plain is None else plain
+    return actions_on(open_store()).has_work(current) if plain is None else plain
 
 
 def _plain_has_work(root: Path, current: str | None) -> bool | None:
@@ -564,7 +292,7 @@ def hook_store(
 def _writes(event: str | None, payload: dict[str, Any]) -> bool:
     """Does this call bring something to write (an approved plan), so that a project
     without a planning folder gets one?"""
-    return event == "PostToolUse" and payload.get("tool_name") == EXIT_PLAN_MODE and _approved(payload) is not None
+    return event == "PostToolUse" and payload.get("tool_name") == EXIT_PLAN_MODE and approved_plan(payload) is not None
 
 
 def handle(event: str | None, root_arg: str | None, raw: str, store_arg: str | None = None) -> str:
@@ -605,7 +333,7 @@ def _answer_without_store(
     not judged or with nothing to judge, a round counted in a planning folder, the line
     before a prompt read plainly. None: open the store."""
     if event == "Stop":
-        return _stop_without_store(root_arg, store_arg, payload)
+        return stop_without_store(root_arg, store_arg, payload)
     if event not in _READ_PLAINLY or _writes(event, payload):
         return None
     folder = hook_choice(root_arg, store_arg, payload).folder
@@ -616,13 +344,6 @@ def _answer_without_store(
     if event == "SessionStart":
         return _session_start_in_folder(folder.absolute(), payload)
     return _round_in_folder(folder.absolute(), root_arg, store_arg, payload, event)
-
-
-def _stop_without_store(root_arg: str | None, store_arg: str | None, payload: dict[str, Any]) -> str | None:
-    if not _stop_judged(payload):
-        return ""
-    folder = hook_choice(root_arg, store_arg, payload).folder
-    return None if folder is None else _stop_in_folder(folder.absolute(), payload)
 
 
 def _round_in_folder(

@@ -19,7 +19,8 @@ import pytest
 from planning_core import PLAN_REMINDER, Planner
 from planning_core.actions import Actions
 from planning_core.stores.files import FileStore
-from server.claude_code.claude_hook import hook_root, main, session_file
+from server.claude_code.claude_hook import main
+from server.claude_code.hook_common import hook_root, session_file
 from server.mcp.resources import active_text
 from server.mcp.state import AppState
 from tests.support.seed import FORK, PLAN_NAME, seed_root

@@ -22,7 +22,9 @@ from planning_core import Planner
 from planning_core.names import MAX_TASK_ID
 from planning_core.stores import plain_plan_lines
 from planning_core.stores.files import FileStore
-from server.claude_code.claude_hook import post_tool_use, session_file, session_start, stop, user_prompt_submit
+from server.claude_code.claude_hook import post_tool_use, session_start, user_prompt_submit
+from server.claude_code.hook_common import session_file
+from server.claude_code.stop import stop
 from tests.support.waits import bound
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,8 @@ import pytest
 from planning_core import Planner
 from planning_core.stores.files import FileStore
 from server.claude_code import hook_state
-from server.claude_code.claude_hook import handle, stop
+from server.claude_code.claude_hook import handle
+from server.claude_code.stop import stop
 from tests.ux.test_claude_hook_plain_read import FOR_THE_MODELS, READ_ALIKE, Damage, _document, run_hook
 
 REPO = Path(__file__).resolve().parents[2]
