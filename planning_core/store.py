@@ -164,6 +164,14 @@ class PlanStore(Protocol):
 ANY_PLAN = "*"
 
 
+# A change feed tells a burst of writes once: the burst is over after BURST_QUIET seconds
+# with no change, or BURST_MAX seconds after its first, whichever comes first. Every
+# follower of every server asks the store what moved each time it is told (a statement on
+# a database), so a team writing steadily is told five times a second, not once per write.
+BURST_QUIET = 0.02
+BURST_MAX = 0.2
+
+
 @runtime_checkable
 class ChangeFeed(Protocol):
     def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:

@@ -31,7 +31,7 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
-from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...store import BURST_MAX, BURST_QUIET, DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..views import KeptViews
 from . import copying, historylog
@@ -44,8 +44,10 @@ from .taskfiles import LOCK, PLAN_MD, TASK_FILE
 from .taskload import load_task
 from .txn import FileTransaction, folder_view
 
-STEP_MS = 20  # a burst of events (one write: temp file, rename, folder fsync) is over after this quiet
-DEBOUNCE_MS = 200  # ... or at most this long after its first event
+# The feed's burst (store.BURST_QUIET, BURST_MAX) in watchfiles' milliseconds; one write's
+# events (temp file, rename, history, folder fsync) are one burst.
+STEP_MS = round(BURST_QUIET * 1000)
+DEBOUNCE_MS = round(BURST_MAX * 1000)
 ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
 
 

@@ -19,12 +19,11 @@ from collections.abc import Iterator
 import psycopg
 
 from ...errors import DatabaseUnreachable, StorageError
-from ...store import ANY_PLAN
+from ...store import ANY_PLAN, BURST_MAX, BURST_QUIET
 from .db import Conn, Database
 from .schema import CHANNEL
 
 STOP_POLL = 0.25  # seconds: how often a quiet wait looks at `stop`
-BURST = 0.02  # seconds: after a first notification, others of the same burst join it
 FIRST_RETRY = 0.25  # seconds before the first attempt to LISTEN again; doubled after each failure, up to `wait`
 
 
@@ -50,12 +49,17 @@ def _close(conn: Conn | None) -> None:
 
 
 def _heard(conn: Conn, stop: threading.Event, deadline: float) -> set[str]:
-    """The names notified before `deadline` (a first one, then its burst)."""
+    """The names notified before `deadline`: a first one, then the rest of its burst (until
+    BURST_QUIET s pass with none, at most BURST_MAX s after the first)."""
     names: set[str] = set()
     while not names and not stop.is_set() and (left := deadline - time.monotonic()) > 0:
         names.update(n.payload for n in conn.notifies(timeout=min(left, STOP_POLL), stop_after=1))
-    if names:
-        names.update(n.payload for n in conn.notifies(timeout=BURST))
+    burst_end = time.monotonic() + BURST_MAX
+    while names and (left := burst_end - time.monotonic()) > 0:
+        more = {n.payload for n in conn.notifies(timeout=min(left, BURST_QUIET), stop_after=1)}
+        if not more:
+            break
+        names |= more
     return names
 
 
