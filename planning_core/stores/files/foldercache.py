@@ -218,6 +218,14 @@ class FolderCache:
             state = self._sync(path)
             return state.tasks, state.corrupt
 
+    def task(self, path: Path, task_id: int) -> Task | None:
+        """Task `task_id` as its file holds it now, where the folder is watched (every change
+        that finished before this call is known: the module docstring); None where it is not
+        watched or the task is not a readable file (the caller reads the file itself)."""
+        with self._lock:
+            state = self._sync(path)
+            return state.tasks.get(task_id) if state.watched else None
+
     def entries(self, path: Path) -> Iterator[tuple[str, Cached]]:
         """(file name, cached value) for each task file, up to date."""
         with self._lock:

@@ -152,20 +152,20 @@ def copied_log(entries: list[Entry]) -> bytes:
     return b"".join(reversed(kept))
 
 
-def _next_seq(folder: str) -> int:
-    last = _last_record(folder)
-    return int(last.get("seq", 0)) + 1 if last else 1
-
-
 def commit_logged(
-    folder: str, entry: Entry, writes: list[tuple[str, bytes]], removals: list[str], unsynced: Collection[str] = ()
+    folder: str,
+    seq: int,
+    entry: Entry,
+    writes: list[tuple[str, bytes]],
+    removals: list[str],
+    unsynced: Collection[str] = (),
 ) -> None:
-    """Write `writes` and remove `removals` with `entry` as the commit point (the module
-    docstring); the data of the targets in `unsynced` is not fsynced (a file a power cut may
-    leave empty without harm). Raises atomic.PartialWrite or OSError as atomic.replace_many
-    does; the entry is then voided, since the write did not happen (whole)."""
+    """Write `writes` and remove `removals` with `entry` (number `seq`, as settle() gave it
+    under the same hold of the lock) as the commit point (the module docstring); the data of
+    the targets in `unsynced` is not fsynced (a file a power cut may leave empty without
+    harm). Raises atomic.PartialWrite or OSError as atomic.replace_many does; the entry is
+    then voided, since the write did not happen (whole)."""
     staged, stamps = _stage(writes, unsynced)
-    seq = _next_seq(folder)
     names = [[os.path.basename(t), os.path.basename(g), *st] for (t, g), st in zip(staged, stamps, strict=True)]
     redo = {"tmp": names, "rm": [[os.path.basename(p), *st] for p in removals if (st := _stamp_of(p))]}
     before = _append(folder, {"seq": seq, **entry.to_dict(), "redo": redo}, sync=True, rotate=True)
@@ -229,9 +229,10 @@ def _rename_failed(
         raise atomic.PartialWrite(e, [t for _, t in staged[:done]]) from e
 
 
-def log_archive(folder: str, entry: Entry) -> None:
-    """Before the folder moves to done/: the archive's entry (it counts once moved)."""
-    _append(folder, {"seq": _next_seq(folder), **entry.to_dict(), "move": "done"}, sync=True, rotate=True)
+def log_archive(folder: str, seq: int, entry: Entry) -> None:
+    """Before the folder moves to done/: the archive's entry (number `seq`, as settle()
+    gave it), which counts once the folder moved."""
+    _append(folder, {"seq": seq, **entry.to_dict(), "move": "done"}, sync=True, rotate=True)
 
 
 def _stamp(st: os.stat_result) -> list[int]:
@@ -306,33 +307,42 @@ class _Replay:
         return due
 
 
-def settle(folder: str) -> bool:
+def settle(folder: str) -> int:
     """Under the plan's lock, before anything is read: finish the last entry's write if a
     crash interrupted it (or void an archive that did not move the folder); an entry this
-    store did not write here (the module docstring) is voided, touching nothing. True when
-    something was done."""
+    store did not write here (the module docstring) is voided, touching nothing. Returns
+    the number the next entry takes (the log's tail is read once a write)."""
     last = _last_record(folder)
-    if not last or not ("redo" in last or "move" in last):
-        return False  # a marker, or an entry complete when written (a new or copied plan's)
+    following = _seq_after(last)
+    if last is not None and ("redo" in last or "move" in last):
+        _finish_last(folder, last)
+    return following
+
+
+def _seq_after(last: dict[str, Any] | None) -> int:
+    return int(last.get("seq", 0)) + 1 if last else 1
+
+
+def _finish_last(folder: str, last: dict[str, Any]) -> None:
+    """settle() for a last entry that names a write or an archive."""
     seq = last.get("seq")
     if last.get("move"):  # we are in todo/: the folder never moved
         _append(folder, {"seq": seq, "void": "the archive did not happen"}, sync=True)
-        return True
+        return
     redo: dict[str, Any] = last["redo"] if isinstance(last.get("redo"), dict) else {}
     replay = _Replay(folder)
     renames, gone = replay.renames(redo.get("tmp")), replay.removals(redo.get("rm"))
     if replay.foreign and not replay.proven:
         _append(folder, {"seq": seq, "void": "not written by this store on this machine"}, sync=True)
-        return True
+        return
     try:
         for tmp, target in renames:
             os.replace(tmp, target)
     except OSError as e:  # what stopped the writer stops us: say so, never loop on it
         _append(folder, {"seq": seq, "void": f"could not finish: {e.strerror or e}"}, sync=True)
-        return True
+        return
     _finish(folder, bool(renames), gone)
     _append(folder, {"seq": seq, "done": 1}, sync=True)
-    return True
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -232,8 +232,8 @@ class FileStore:
                 # The plan may have been archived while we waited for its lock.
                 if not is_real_dir(os.fspath(path)):
                     raise PlanArchived(name) if (self.done / name).is_dir() else PlanNotFound(name)
-                historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
-                txn = FileTransaction(name, path, self.cache, self._views, by)
+                seq = historylog.settle(os.fspath(path))  # a write a crash interrupted is finished first
+                txn = FileTransaction(name, path, self.cache, self._views, by, seq)
                 yield txn
                 txn.commit()
         except LockTimeout:
@@ -280,7 +280,7 @@ class FileStore:
                 raise ArchiveExists(name)
             try:
                 self.done.mkdir(parents=True, exist_ok=True)
-                historylog.log_archive(os.fspath(txn.path), history.archived(by))
+                historylog.log_archive(os.fspath(txn.path), txn.seq, history.archived(by))
                 os.rename(txn.path, target)
                 self.cache.forget(txn.path)
                 atomic.fsync_dir(self.todo)

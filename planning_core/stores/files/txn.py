@@ -33,11 +33,13 @@ def folder_view(cache: FolderCache, views: KeptViews, path: Path, archived: bool
 
 
 class FileTransaction(StagedTransaction):
-    """The PlanTransaction of the file store. Reads are fresh (we hold the lock)."""
+    """The PlanTransaction of the file store. Reads are of the plan as it is: we hold the
+    lock, and the cache reads every change first (a folder it cannot watch: the file itself)."""
 
-    def __init__(self, name: str, path: Path, cache: FolderCache, views: KeptViews, by: str) -> None:
+    def __init__(self, name: str, path: Path, cache: FolderCache, views: KeptViews, by: str, seq: int) -> None:
         super().__init__(name, by)
         self.path = path
+        self.seq = seq  # the number its history entry takes (historylog.settle, under the same lock)
         self._cache = cache  # the store's parsed files, brought up to date by each scan
         self._views = views  # the store's views, shared by its reads
         self._high: int | None = None
@@ -49,7 +51,8 @@ class FileTransaction(StagedTransaction):
         return folder_view(self._cache, self._views, self.path, False)
 
     def _committed(self, task_id: int) -> Task:
-        return load_task(self.path, task_id)
+        kept = self._cache.task(self.path, task_id)
+        return kept.clone() if kept is not None else load_task(self.path, task_id)
 
     def _committed_exists(self, task_id: int) -> bool:
         return os.path.lexists(os.path.join(self.path, task_filename(task_id)))
@@ -157,7 +160,7 @@ class FileTransaction(StagedTransaction):
         if entry is not None:  # the change and its history entry, as one (historylog.py)
             # A mark the files on disk cover needs no sync of its own (RELIABILITY.md).
             lazy = (os.path.join(os.fspath(self.path), HIGHWATERMARK),) if self._mark_covered else ()
-            historylog.commit_logged(os.fspath(self.path), entry, writes, removals, lazy)
+            historylog.commit_logged(os.fspath(self.path), self.seq, entry, writes, removals, lazy)
             return
         if writes:
             atomic.replace_many(writes)
