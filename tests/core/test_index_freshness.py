@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
@@ -18,6 +19,7 @@ from planning_core import Planner, Session
 from planning_core.actions import Actions
 from planning_core.caller import NOBODY, Caller
 from planning_core.stores.files import FileStore, fswatch
+from tests.support.procs import wait_until
 from tests.support.seed import list_tasks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,3 +176,86 @@ def test_a_plan_folder_replaced_under_the_same_name_is_read_afresh(
     # and the new folder is watched in its turn
     subprocess.run([sys.executable, "-c", WRITER, str(store.root), plan, "2", "Then changed"], check=True, cwd=REPO)
     assert subjects(planner, plan)[2] == "Then changed"
+
+
+def test_a_write_builds_on_what_another_process_just_wrote(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    """Under the lock a write takes the task from the index: the other process's change is
+    in it, not lost under this write's own."""
+    store, planner, plan, folder = planned
+    subprocess.run([sys.executable, "-c", WRITER, str(store.root), plan, "3", "From elsewhere"], check=True, cwd=REPO)
+    planner.update_task(plan, 3, description="ours")
+    kept = json.loads((folder / "task_3.json").read_text())
+    assert (kept["subject"], kept["description"]) == ("From elsewhere", "ours")
+
+
+def test_a_write_builds_on_a_hand_edit_made_in_place(planned: tuple[FileStore, Planner, str, Path]) -> None:
+    _, planner, plan, folder = planned
+    path = folder / "task_4.json"
+    text = path.read_text()
+    st = path.stat()
+    with open(path, "r+") as f:  # same inode, same size, the old mtime put back
+        f.write(text.replace("Task 4", "Tusk 4"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    planner.update_task(plan, 4, description="ours")
+    kept = json.loads(path.read_text())
+    assert (kept["subject"], kept["description"]) == ("Tusk 4", "ours")
+
+
+HOLDER = """
+import fcntl, json, os, sys
+folder = sys.argv[1]
+fd = os.open(os.path.join(folder, ".lock"), os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.readline()
+path = os.path.join(folder, "task_3.json")
+with open(path) as f:
+    data = json.load(f)
+data["subject"] = "While you waited"
+with open(path + ".new", "w") as f:
+    json.dump(data, f, indent=2)
+os.replace(path + ".new", path)
+"""
+
+
+def _waiters_on(path: Path) -> int:
+    """Blocked flock waiters on `path` as the kernel lists them (/proc/locks: '->' lines)."""
+    st = path.stat()
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
+    with open("/proc/locks") as f:
+        return sum(1 for line in f if "->" in line and key in line)
+
+
+def test_a_write_waiting_for_the_lock_builds_on_what_its_holder_wrote(
+    planned: tuple[FileStore, Planner, str, Path],
+) -> None:
+    """The change is made while this write waits for the plan's lock, after it read the folder
+    to warm its index: under the lock it must take the task as the holder left it."""
+    _, planner, plan, folder = planned
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                planner.update_task(plan, 3, description="ours")
+            except BaseException as e:  # reported by the assertion after the join
+                failed.append(e)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        wait_until(lambda: _waiters_on(folder / ".lock") > 0, "the write to wait for the plan's lock")
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+        writer.join(timeout=60)
+        assert not writer.is_alive() and not failed, failed
+    finally:
+        holder.kill()
+        holder.wait()
+    kept = json.loads((folder / "task_3.json").read_text())
+    assert (kept["subject"], kept["description"]) == ("While you waited", "ours")
