@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planning_core import Planner
-from planning_core.stores.files import FileStore, historylog
+from planning_core.stores.files import FileStore, historyread
 
 KINDS = {"NULs": b"", "short broken lines": b"x\n"}
 
@@ -39,7 +39,7 @@ def _damaged_plan(root: Path, mib: int, filler: bytes) -> tuple[FileStore, Plann
     store.ensure_writable()
     planner = Planner(store)
     name = planner.create_plan("Damaged", analysis="", approach="", tasks=[{"subject": "a"}, {"subject": "b"}]).name
-    log = store.plan_folder(name) / historylog.LOG
+    log = store.plan_folder(name) / historyread.LOG
     with log.open("r+b") as f:
         size = log.stat().st_size
         if filler:

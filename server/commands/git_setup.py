@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planning_core.stores.files.historylog import GITIGNORE_LINE
+from planning_core.stores.files.historyread import GITIGNORE_LINE
 from planning_core.stores.files.merge.gitmerge import DRIVER_NAME, HOOKS, PENDING, PENDING_PLANS
 from planning_core.stores.files.taskfiles import HIGHWATERMARK, MERGE_NOTES, PLAN_MD
 

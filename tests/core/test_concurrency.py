@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from planning_core import Planner
-from planning_core.stores.files import FileStore, historylog
+from planning_core.stores.files import FileStore, historyread
 from tests.support.files import assert_mirrored_on_disk
 from tests.support.procs import child_env, wait_until
 from tests.support.waits import bound
@@ -92,7 +92,7 @@ def test_six_processes_one_plan(planner: Planner, file_store: FileStore, tmp_pat
         ".highwatermark", ".lock", "history.jsonl", "plan.md",
     ]  # fmt: skip
     # ... and the history holds each acknowledged create once (after the plan's own entry)
-    logged = [e for entry in historylog.read_all(str(folder), archived=False)[1:] for e in entry.events]
+    logged = [e for entry in historyread.read_all(str(folder), archived=False)[1:] for e in entry.events]
     created = [e.task for e in logged if e.op == "created"]
     assert sorted(i for i in created if i is not None) == sorted(acked)
     expected_blocked_by: dict[int, set[int]] = {i: set() for i in tasks}

@@ -15,7 +15,7 @@ from planning_core.history import Logged
 from planning_core.import_export.copying import copy_plans
 from planning_core.rendering import timeline
 from planning_core.store import History, PlanStore
-from planning_core.stores.files import FileStore, historylog
+from planning_core.stores.files import FileStore, historylog, historyread
 from tests.support.seed import SUBJECTS, seed_plan
 from tests.support.stores import make_store, reopened
 
@@ -151,7 +151,7 @@ def test_the_file_log_is_bounded_by_its_segments(
         planner.update_task(plan, 4, description=f"take {k}")
     folder = file_store.plan_folder(plan)
     segments = sorted(p.name for p in folder.glob("history*.jsonl"))
-    assert segments == sorted(historylog.SEGMENT_NAMES)
+    assert segments == sorted(historyread.SEGMENT_NAMES)
     assert all(p.stat().st_size <= 4096 + 1024 for p in folder.glob("history*.jsonl"))
     items = _events(file_store, plan, 1000)
     assert 20 < len(items) < 150  # the oldest were dropped, the newest kept in order

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from planning_core.stores.files import historylog
+from planning_core.stores.files import historyread
 from tests.support.mcp import text_of
 from tests.support.procs import console_script, stop
 from tests.support.raw_stdio import RawStdio
@@ -38,7 +38,7 @@ def hostile_log(tmp_path: Path) -> Path:
     """A plan of 3 tasks whose log is: its good records, 1 GiB of NULs without a line
     break, then a good record (task #2 changed by `after-the-damage`)."""
     folder = make_plan(tmp_path / "root", "fragile", chain(3))
-    log = folder / historylog.LOG
+    log = folder / historyread.LOG
     with log.open("r+b") as f:
         f.truncate(log.stat().st_size + HOLE)
         f.seek(0, os.SEEK_END)
@@ -66,17 +66,17 @@ def test_a_log_without_line_breaks_is_read_in_bounded_time(tmp_path: Path, hosti
 
 def _lines_read(path: Path, limit: int | None = None) -> list[bytes]:
     """Every line the reader gives, in file order."""
-    blocks = list(historylog._chunks_backwards(os.fspath(path), limit))
+    blocks = list(historyread._chunks_backwards(os.fspath(path), limit))
     return [line for block in reversed(blocks) for line in block.split(b"\n") if line]
 
 
 @pytest.fixture
 def small_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Chunks and bounds a few bytes long, so that every boundary is crossed."""
-    monkeypatch.setattr(historylog, "_FIRST_CHUNK", 3)
-    monkeypatch.setattr(historylog, "_CHUNK", 7)
-    monkeypatch.setattr(historylog, "MAX_LINE", 40)
-    monkeypatch.setattr(historylog, "SEGMENT_READ", 1000)
+    monkeypatch.setattr(historyread, "_FIRST_CHUNK", 3)
+    monkeypatch.setattr(historyread, "_CHUNK", 7)
+    monkeypatch.setattr(historyread, "MAX_LINE", 40)
+    monkeypatch.setattr(historyread, "SEGMENT_READ", 1000)
     yield
 
 
@@ -101,7 +101,7 @@ def test_only_the_last_bytes_of_a_segment_are_read(tmp_path: Path, small_bounds:
     assert _lines_read(path, 52) == lines[-10:]  # the 11th from the end is cut by the start: left out
     assert _lines_read(path, 50) == lines[-9:]  # a line that starts the bytes read is not known whole
     assert _lines_read(path) == lines[-199:]  # SEGMENT_READ unless told
-    assert historylog._read_size(os.fspath(path), 52) == 52
+    assert historyread._read_size(os.fspath(path), 52) == 52
 
 
 @pytest.mark.parametrize(("broken", "read"), [(10, [2, 1]), (100, [2])])
@@ -110,10 +110,10 @@ def test_a_log_of_tiny_broken_lines_is_not_read_past_what_a_segment_holds(
 ) -> None:
     """Lines that cannot be records cost a split, never a parse, and no more of them are
     read than a segment this store writes can hold (here 50): what is before them is damage."""
-    monkeypatch.setattr(historylog, "MAX_SEGMENT_LINES", 50)
+    monkeypatch.setattr(historyread, "MAX_SEGMENT_LINES", 50)
     folder = tmp_path / "plan"
     folder.mkdir()
-    (folder / historylog.LOG).write_bytes(_entry(1, "a", 1) + b"x\n" * broken + _entry(2, "b", 2))
-    assert [seq for seq, _ in historylog.entries(str(folder), archived=False)] == read
-    last = historylog._last_record(str(folder))
+    (folder / historyread.LOG).write_bytes(_entry(1, "a", 1) + b"x\n" * broken + _entry(2, "b", 2))
+    assert [seq for seq, _ in historyread.entries(str(folder), archived=False)] == read
+    last = historyread.last_record(str(folder))
     assert last is not None and last["seq"] == 2

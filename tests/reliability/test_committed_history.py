@@ -16,7 +16,7 @@ import pytest
 from planning_core import Planner
 from planning_core.fileio import atomic
 from planning_core.stores.files import FileStore
-from planning_core.stores.files.historylog import LOG
+from planning_core.stores.files.historyread import LOG
 from tests.support.gitrepo import GIT_ENV
 from tests.support.seed import FORK, seed_root
 

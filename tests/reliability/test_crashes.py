@@ -30,7 +30,7 @@ from bench.crashkit import (
 from planning_core import Planner
 from planning_core.actions import Actions
 from planning_core.history import Event
-from planning_core.stores.files import FileStore, historylog
+from planning_core.stores.files import FileStore, historyread
 from server.commands.serve import _recover
 from server.common.cli_common import command_caller
 from tests.support.files import edit_task
@@ -231,9 +231,9 @@ def _log_problems(root: Path, template: Path) -> list[str]:
     archive is recorded; a second plan exists only with its own log."""
     seed_folder = template / "todo" / PLAN
     seed, _ = read_tasks(seed_folder)
-    before = len(historylog.read_all(str(seed_folder), archived=False))
+    before = len(historyread.read_all(str(seed_folder), archived=False))
     main = root / "todo" / PLAN if (root / "todo" / PLAN).is_dir() else root / "done" / PLAN
-    entries = historylog.read_all(str(main), archived=main.parent.name == "done")
+    entries = historyread.read_all(str(main), archived=main.parent.name == "done")
     events = [e for entry in entries[before:] for e in entry.events]
     tasks, _ = read_tasks(main)
     actual = {i: (t["status"], sorted(t["blockedBy"]), t["subject"]) for i, t in tasks.items()}
@@ -244,7 +244,7 @@ def _log_problems(root: Path, template: Path) -> list[str]:
         problems.append(f"the log says archived: {[e.op for e in events]}, the plan is in {main.parent.name}/")
     second = root / "todo" / SECOND
     if second.is_dir():
-        logged = [e.op for entry in historylog.read_all(str(second), archived=False) for e in entry.events]
+        logged = [e.op for entry in historyread.read_all(str(second), archived=False) for e in entry.events]
         problems += [] if logged == ["plan-created"] else [f"the second plan's log is {logged}"]
     return problems
 

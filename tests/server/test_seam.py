@@ -20,7 +20,7 @@ FILEIO = SERVER.parent / "planning_core" / "fileio"  # a leaf: the standard libr
 GIT_SETUP = "git_setup.py"
 FILE_LAYOUT_MODULES = (
     "planning_core.stores.files.merge.gitmerge",
-    "planning_core.stores.files.historylog",
+    "planning_core.stores.files.historyread",
     "planning_core.stores.files.taskfiles",
 )
 

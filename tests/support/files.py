@@ -48,11 +48,11 @@ def tree_state(top: Path, *, skip: Path | None = None, ignore: Collection[str] =
 def copied_state(top: Path, ignore: Collection[str] = ()) -> dict[str, object]:
     """tree_state, with each plan's history as the entries it holds (a copy writes them
     anew: the same entries, without the source's commit markers)."""
-    from planning_core.stores.files import historylog
+    from planning_core.stores.files import historyread
 
-    state: dict[str, object] = dict(tree_state(top, ignore={*ignore, *historylog.SEGMENT_NAMES}))
-    for log in sorted(top.rglob(historylog.LOG)):
-        entries = historylog.read_all(str(log.parent), archived=log.parent.parent.name == "done")
+    state: dict[str, object] = dict(tree_state(top, ignore={*ignore, *historyread.SEGMENT_NAMES}))
+    for log in sorted(top.rglob(historyread.LOG)):
+        entries = historyread.read_all(str(log.parent), archived=log.parent.parent.name == "done")
         state[log.relative_to(top).as_posix()] = [e.to_dict() for e in entries]
     return state
 

@@ -23,7 +23,7 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_HIGHWATERMARK_BYTES, MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...names import MAX_TASK_ID, check_plan_name
 from ...store import MAX_COPIED_PLAN_BYTES, PlanRecord
-from . import historylog
+from . import historylog, historyread
 from .planlock import LockTimeout, LockUnavailable, plan_lock
 from .stagedfolder import staged_plan_folder
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
@@ -34,7 +34,7 @@ from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD, TASK_FILE, misnamed
 # file (a FIFO, a symlink, a folder) and names the store does not write are left behind
 # and named in the record's left_behind: the source store cannot read them either.
 # Read apart, or (.lock) made afresh by the target.
-OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK, *historylog.SEGMENT_NAMES})
+OWN_ENTRIES = frozenset({PLAN_MD, HIGHWATERMARK, LOCK, *historyread.SEGMENT_NAMES})
 
 
 class FolderTree(Protocol):
@@ -173,7 +173,7 @@ def _read(folder: Path, name: str, *, archived: bool) -> PlanRecord:
         high_water=max(_mark(folder), *on_disk),
         tasks=dict(sorted(tasks.items())),
         left_behind=tuple(left_behind),
-        history=historylog.read_all(os.fspath(folder), archived=archived),
+        history=historyread.read_all(os.fspath(folder), archived=archived),
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from ...errors import StorageError
 from ...fileio import atomic
 from ...store import HOOKS_DIR
-from . import historylog
+from . import historyread
 from .plainread import list_plans as list_plans
 from .stagedfolder import STAGING_PREFIX
 from .taskfiles import LOCK
@@ -25,7 +25,7 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
     "# Written by planning-mcp: commit todo/ and done/ (plan.md, task_*.json, .highwatermark),\n"
     "# not these working files of one machine.\n"
-    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n{historylog.GITIGNORE_LINE}\n"
+    f"{LOCK}\n{HOOKS_DIR}/\n.*{atomic.TEMP_SUFFIX}\n{STAGING_PREFIX}*/\n{PROBE_PREFIX}*\n{historyread.GITIGNORE_LINE}\n"
 )
 # What a planning root may hold before its layout exists: our own files (a root whose
 # todo/ and done/ were removed by hand), nothing of the user's.

@@ -48,7 +48,7 @@ def active_plan_names(root: Path) -> list[str]:
 
 def events_since(root: Path, start: str, limit: int) -> list[Logged]:
     """FileStore.events_since without the store opened: the active plans' history logs."""
-    from .historylog import since_all  # the history's code: only a session's start reads it
+    from .historyread import since_all  # the history's code: only a session's start reads it
 
     return since_all(os.fspath(root / "todo"), active_plan_names(root), start, limit)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...fileio import atomic
 from ...taskdoc import task_filename
-from . import historylog
+from . import historyread
 from .taskfiles import HIGHWATERMARK, LOCK, PLAN_MD
 
 STAGING_PREFIX = ".staging-"
@@ -36,7 +36,7 @@ def staged_plan_folder(
         atomic.write_synced(staging / HIGHWATERMARK, f"{high_water}\n".encode())
         atomic.write_synced(staging / LOCK, b"")
         if history_log:
-            atomic.write_synced(staging / historylog.LOG, history_log)
+            atomic.write_synced(staging / historyread.LOG, history_log)
         atomic.fsync_dir(staging)
         yield staging
     finally:

@@ -34,7 +34,7 @@ from ...names import check_plan_name, claim_plan_name
 from ...store import BURST_MAX, BURST_QUIET, DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..views import KeptViews
-from . import copying, historylog
+from . import copying, historylog, historyread
 from .foldercache import FolderCache
 from .layout import check_creatable, ensure_writable, is_real_dir, list_plans, make_layout, root_mistake
 from .merge.mergefixup import take_notes
@@ -328,18 +328,18 @@ class FileStore:
     def import_plan(self, record: PlanRecord) -> bool:
         return copying.import_plan(self, record)
 
-    # -- history (historylog.py) -------------------------------------------------
+    # -- history (historyread.py) -------------------------------------------------
 
     def task_events(self, name: str, task_id: int, limit: int) -> list[history.Logged]:
         path, archived = self._folder(name)
-        return historylog.task_events(name, os.fspath(path), task_id, archived=archived, limit=limit)
+        return historyread.task_events(name, os.fspath(path), task_id, archived=archived, limit=limit)
 
     def plan_events(self, name: str, limit: int, cursor: str | None = None) -> tuple[list[history.Logged], str | None]:
         path, archived = self._folder(name)
-        return historylog.page(name, os.fspath(path), archived=archived, limit=limit, cursor=cursor)
+        return historyread.page(name, os.fspath(path), archived=archived, limit=limit, cursor=cursor)
 
     def events_since(self, since: str, limit: int) -> list[history.Logged]:
-        return historylog.since_all(os.fspath(self.todo), self.active_plans(), since, limit)
+        return historyread.since_all(os.fspath(self.todo), self.active_plans(), since, limit)
 
     def repair(self, name: str, by: str = NOBODY) -> Repair:
         """After a crash or a hand edit: clean temp files, drop links to tasks that have no

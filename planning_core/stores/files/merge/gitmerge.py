@@ -45,7 +45,7 @@ from typing import Any
 
 from ....history import Event, Logged, value_digest
 from ....safetext import escape
-from .. import historylog
+from .. import historyread
 from ..planlock import LockTimeout, LockUnavailable, plan_lock
 from ..taskfiles import HIGHWATERMARK, LOCK, MERGE_NOTES, PLAN_AREAS, TASK_FILE
 from .mergefixup import add_notes, fix_plan
@@ -181,7 +181,7 @@ def _changed_at(path: str) -> ChangedAt:
             events = (
                 []
                 if folder is None
-                else historylog.task_events("", str(folder), int(m.group(1)), archived=False, limit=FIELD_EVENTS)
+                else historyread.task_events("", str(folder), int(m.group(1)), archived=False, limit=FIELD_EVENTS)
             )
         sets = _sets(key, value)
         return next((e.at for e in events if sets(e.event)), None)
