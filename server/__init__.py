@@ -5,7 +5,7 @@ import sys
 __version__ = "0.1.0"
 
 # The systems it runs on: POSIX file locks (fcntl.flock), pread, O_DIRECTORY (a folder's fsync),
-# process groups (killpg) and the OS file events watchfiles reads (inotify, FSEvents). Elsewhere
+# process groups (killpg) and the OS file events (inotify; FSEvents through watchfiles). Elsewhere
 # it stops here, before any of that is imported, with one line (docs/decisions.md).
 SUPPORTED_SYSTEMS = {"linux": "Linux", "darwin": "macOS"}
 if not sys.platform.startswith(tuple(SUPPORTED_SYSTEMS)):

@@ -40,12 +40,14 @@ IN_MOVE_SELF = 0x800
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 
 CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 SELF = IN_DELETE_SELF | IN_MOVE_SELF
-MASK = CHANGES | SELF | IN_ONLYDIR
+# A folder only, never through a symbolic link: a repository controls what is watched.
+MASK = CHANGES | SELF | IN_ONLYDIR | IN_DONT_FOLLOW
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 OVERFLOW = Path("/")  # in drain()'s answer: events were lost, every folder may have changed
 GONE = ""  # in drain()'s answer as a file name: the folder itself moved or went away
@@ -61,6 +63,11 @@ def _libc() -> ctypes.CDLL | None:
 
 
 _LIBC = _libc()
+
+
+def available() -> bool:
+    """Whether this system has inotify at all (a Watcher may still find no instance left)."""
+    return _LIBC is not None
 
 
 class Watcher:

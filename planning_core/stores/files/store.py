@@ -31,10 +31,10 @@ from ...fileio import atomic
 from ...fileio.regular import MAX_PLAN_MD_BYTES, UnreadableFile, read_regular
 from ...models import PlanSnapshot, PlanSummary, Task
 from ...names import check_plan_name, claim_plan_name
-from ...store import BURST_MAX, BURST_QUIET, DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
+from ...store import DEFAULT_LOCK_TIMEOUT, PlanArchiveCheck, PlanRecord, PlanVersion
 from ..staging import plan_snapshot
 from ..views import KeptViews
-from . import copying, historylog, historyread
+from . import copying, feed, historylog, historyread
 from .foldercache import FolderCache
 from .layout import check_creatable, ensure_writable, is_real_dir, list_plans, make_layout, root_mistake
 from .merge.mergefixup import take_notes
@@ -43,12 +43,6 @@ from .stagedfolder import STAGING_PREFIX, staged_plan_folder
 from .taskfiles import LOCK, PLAN_MD, TASK_FILE
 from .taskload import load_task
 from .txn import FileTransaction, folder_view
-
-# The feed's burst (store.BURST_QUIET, BURST_MAX) in watchfiles' milliseconds; one write's
-# events (temp file, rename, history, folder fsync) are one burst.
-STEP_MS = round(BURST_QUIET * 1000)
-DEBOUNCE_MS = round(BURST_MAX * 1000)
-ROOT_LOOK_S = 0.5  # how often the change feed looks for a root not made yet (one stat)
 
 
 class FileStore:
@@ -136,36 +130,11 @@ class FileStore:
         return versions
 
     def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
-        """The OS tells of every change under the root (inotify, FSEvents, ...), within
-        STEP_MS of the last event of a burst; nothing runs while nothing changes. A plan
-        file edited in place moves no folder version: the names come from the paths."""
-        from watchfiles import watch  # imported here: pollers need nothing of it
-
-        # A root not made yet (prepare leaves that to the first plan) cannot be watched:
-        # look for it, a stat every ROOT_LOOK_S, and watch it once it is there.
-        waited = 0.0
-        while not self.root.is_dir():
-            if stop.wait(ROOT_LOOK_S):
-                return
-            waited += ROOT_LOOK_S
-            if waited >= wait or self.root.is_dir():
-                waited = 0.0
-                yield set()
-        try:
-            for batch in watch(
-                self.root,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                rust_timeout=int(wait * 1000),
-                yield_on_timeout=True,
-                stop_event=stop,
-                recursive=True,
-                ignore_permission_denied=True,
-            ):
-                yield self.plans_of(path for _, path in batch)
-        except (OSError, RuntimeError) as e:  # no watches left, a file system the OS cannot watch
-            raise StorageError(f"watching {self.root}", str(e)) from None
+        """The OS tells of every change to a plan folder (inotify, FSEvents, ...), within
+        BURST_QUIET s of the last event of a burst; nothing runs while nothing changes
+        (feed.py). A plan file edited in place moves no folder version: the names come
+        from the paths."""
+        return feed.changes(self, stop, wait)
 
     def plans_of(self, paths: Iterable[str]) -> set[str]:
         names: set[str] = set()
