@@ -173,8 +173,8 @@ def test_lost_events_are_told_as_any_plan(tmp_path: Path) -> None:
         assert next(changes) == set()  # watching, nothing changed
         # Two files in turn: the kernel folds an event equal to the one before it into it.
         tasks = [store.todo / name / "task_1.json", store.todo / name / "task_2.json"]
-        for i in range(queued + 100):  # queued while nobody drains
-            os.chmod(tasks[i % 2], 0o644)
+        for i in range(queued + 100):  # queued while nobody drains: opened to write, closed unchanged
+            os.close(os.open(tasks[i % 2], os.O_WRONLY))
         assert ANY_PLAN in next(changes)
         planner.update_task(name, 3, status="completed")
         told: set[str] = set()

@@ -9,7 +9,8 @@ and with them every other program's file events). A plan folder that comes (a ne
 an archive's move to done/) is watched when its name is seen; one that goes is dropped by
 the kernel. A plan is named for what the store's own paths say (store.plans_of): its
 folder, its plan.md, a task file; the history log, locks and temp files wake the feed but
-name nothing.
+name nothing. A file counts once it is finished (renamed into place, or closed after a
+write in place), not at each write() into it: fewer events to read for the same names.
 
 Where there is no inotify (macOS) `watchfiles` reports the events, from FSEvents, which
 follows no link into another tree.
@@ -81,7 +82,7 @@ class _Folders:
     """What one inotify instance watches: the root, its two plan areas, their plan folders."""
 
     def __init__(self, layout: Layout) -> None:
-        self.watcher = fswatch.Watcher()
+        self.watcher = fswatch.Watcher(fswatch.FINISHED_CHANGES)
         if not self.watcher.available:
             raise StorageError(f"watching {layout.root}", "no inotify instance left")
         self.root = layout.root

@@ -45,9 +45,9 @@ IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 
 CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-SELF = IN_DELETE_SELF | IN_MOVE_SELF
-# A folder only, never through a symbolic link: a repository controls what is watched.
-MASK = CHANGES | SELF | IN_ONLYDIR | IN_DONT_FOLLOW
+# Changes once made: a file in place when closed after writing, not each write() into it.
+FINISHED_CHANGES = IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+SELF = IN_DELETE_SELF | IN_MOVE_SELF  # a watch is always on a folder, never through a symbolic link
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 OVERFLOW = Path("/")  # in drain()'s answer: events were lost, every folder may have changed
 GONE = ""  # in drain()'s answer as a file name: the folder itself moved or went away
@@ -73,7 +73,9 @@ def available() -> bool:
 class Watcher:
     """One inotify instance: folders watched, and what changed in them since the last drain."""
 
-    def __init__(self) -> None:
+    def __init__(self, changes: int = CHANGES) -> None:
+        """`changes`: the events that count (every change, by default)."""
+        self._mask = changes | SELF | IN_ONLYDIR | IN_DONT_FOLLOW
         self._lock = threading.Lock()
         self._paths: dict[int, Path] = {}
         self._wds: dict[Path, int] = {}
@@ -106,7 +108,7 @@ class Watcher:
         with self._lock:
             if folder in self._wds:
                 return True
-            wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), MASK))
+            wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), self._mask))
             if wd < 0:  # ENOSPC (no watches left), ENOENT, EACCES, ENOTDIR
                 return False
             self._paths[wd] = folder
