@@ -90,7 +90,12 @@ def inotify_watches() -> int:
     return total
 
 
-def test_a_write_to_a_plan_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "watchfiles"])
+def test_a_write_to_a_plan_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool) -> None:
+    """Where the system has no inotify (macOS) the feed is watchfiles' (FSEvents there); it
+    is run here on Linux's events too."""
+    if not inotify:
+        monkeypatch.setattr(fswatch, "available", lambda: False)
     store = FileStore(tmp_path / "root")
     planner = Planner(store)
     name = seed_plan(planner)
@@ -186,16 +191,3 @@ def test_lost_events_are_told_as_any_plan(tmp_path: Path) -> None:
     finally:
         stop.set()
         changes.close()
-
-
-def test_without_inotify_the_feed_is_watchfiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the system has no inotify (macOS) the feed is watchfiles' (FSEvents there); it
-    is run here on Linux's events."""
-    monkeypatch.setattr(fswatch, "available", lambda: False)
-    store = FileStore(tmp_path / "root")
-    planner = Planner(store)
-    name = seed_plan(planner)
-    with following(store) as f:
-        f.quiet()
-        planner.update_task(name, 3, status="completed")
-        assert name in f.until_named(name)
