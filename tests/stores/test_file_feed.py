@@ -144,6 +144,20 @@ def test_a_root_made_after_the_feed_began_is_watched(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "no write to the plan was ever named"
 
 
+def test_a_root_that_is_a_link_is_followed_where_it_leads(tmp_path: Path) -> None:
+    """A root may be a link to where the user keeps plans (the store allows it): the root
+    and its areas are watched where they lead, and a write there is named."""
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "root").symlink_to(tmp_path / "kept", target_is_directory=True)
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    name = seed_plan(planner)
+    with following(store) as f:
+        f.quiet()
+        planner.update_task(name, 3, status="completed")
+        assert name in f.until_named(name)
+
+
 def test_a_link_planted_as_a_plan_folder_is_never_watched_through(tmp_path: Path) -> None:
     """A repository controls `.planning`: `todo/<plan> -> <a big tree>` must not make the
     feed watch (and walk) the tree, spending the user's inotify watches. Only the real

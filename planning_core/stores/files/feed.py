@@ -1,11 +1,13 @@
 """The file store's change feed: which plans changed, from the OS's file events.
 
 On Linux it is an inotify instance of its own (fswatch.Watcher) on exactly the folders a
-plan lives in: the root, todo/ and done/, and each plan folder in them. A watch is never
-made through a symbolic link: a repository controls `.planning`, and a link planted as a
-plan folder (`todo/x -> /`) must not make the server watch, and walk, whatever it points
-to (a recursive watcher that follows links spends every inotify watch the user has on it,
-and with them every other program's file events). A plan folder that comes (a new plan,
+plan lives in: the root, todo/ and done/, and each plan folder in them. A plan folder is
+never watched through a symbolic link: a repository controls `.planning`, and a link planted
+as a plan folder (`todo/x -> /`) must not make the server watch, and walk, whatever it
+points to (a recursive watcher that follows links spends every inotify watch the user has
+on it, and with them every other program's file events). The root and its two areas are
+the store's own (a root may be a link to where the user keeps plans, as the store itself
+allows) and are watched where they lead: three watches, not a walk. A plan folder that comes (a new plan,
 an archive's move to done/) is watched when its name is seen; one that goes is dropped by
 the kernel. A plan is named for what the store's own paths say (store.plans_of): its
 folder, its plan.md, a task file; the history log, locks and temp files wake the feed but
@@ -21,6 +23,7 @@ over after store.BURST_QUIET s with no event, or BURST_MAX s after its first.
 
 from __future__ import annotations
 
+import os
 import select
 import threading
 import time
@@ -69,11 +72,11 @@ def _root_made(root: Path, stop: threading.Event, wait: float) -> Iterator[set[s
     """A root not made yet (prepare leaves that to the first plan) cannot be watched: look
     for it, a stat every ROOT_LOOK_S, an empty set every `wait` s and once it is there."""
     waited = 0.0
-    while not is_real_dir(str(root)):
+    while not os.path.isdir(root):
         if stop.wait(ROOT_LOOK_S):
             return
         waited += ROOT_LOOK_S
-        if waited >= wait or is_real_dir(str(root)):
+        if waited >= wait or os.path.isdir(root):
             waited = 0.0
             yield set()
 
@@ -88,25 +91,26 @@ class _Folders:
         self.root = layout.root
         self.areas = (layout.todo, layout.done)
         self.plans_of = layout.plans_of
-        self._watch(self.root)
+        self._watch(self.root, follow=True)
         for area in self.areas:
             self._watch_area(area)
 
     def close(self) -> None:
         self.watcher.close()
 
-    def _watch(self, folder: Path) -> bool:
-        """Watch `folder` if it is a real folder (never through a link). A real folder that
-        cannot be watched is the end of the feed: no watches left."""
-        if self.watcher.watch(folder):
+    def _watch(self, folder: Path, *, follow: bool = False) -> bool:
+        """Watch `folder` if it is a folder (through a link only where `follow`: the root
+        and its areas). A folder that cannot be watched is the end of the feed: no watches
+        left."""
+        if self.watcher.watch(folder, follow=follow):
             return True
-        if is_real_dir(str(folder)):
+        if os.path.isdir(folder) if follow else is_real_dir(str(folder)):
             raise StorageError(f"watching {folder}", "no inotify watch left (fs.inotify.max_user_watches)")
         return False  # gone meanwhile, or a link or file where a folder was
 
     def _watch_area(self, area: Path) -> set[str]:
         """Watch todo/ or done/ and every plan folder in it; the plans found."""
-        if not self._watch(area):
+        if not self._watch(area, follow=True):
             return set()
         found = set(list_plans(area))
         for name in found:

@@ -244,7 +244,7 @@ class FolderCache:
         assert self._watcher is not None
         state = self._state(path)
         # Watch before reading, so a change made during the read is reported, not missed.
-        watched = self._watcher.watch(path.parent) and self._watcher.watch(path)
+        watched = self._watcher.watch(path.parent, follow=True) and self._watcher.watch(path)
         self._full_scan(path, state)
         state.watched = watched
         # plan.md may have changed before the watch began: title() looks once more.

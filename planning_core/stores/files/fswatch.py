@@ -47,7 +47,7 @@ IN_CLOEXEC = 0o2000000
 CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 # Changes once made: a file in place when closed after writing, not each write() into it.
 FINISHED_CHANGES = IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-SELF = IN_DELETE_SELF | IN_MOVE_SELF  # a watch is always on a folder, never through a symbolic link
+SELF = IN_DELETE_SELF | IN_MOVE_SELF
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 OVERFLOW = Path("/")  # in drain()'s answer: events were lost, every folder may have changed
 GONE = ""  # in drain()'s answer as a file name: the folder itself moved or went away
@@ -75,7 +75,7 @@ class Watcher:
 
     def __init__(self, changes: int = CHANGES) -> None:
         """`changes`: the events that count (every change, by default)."""
-        self._mask = changes | SELF | IN_ONLYDIR | IN_DONT_FOLLOW
+        self._mask = changes | SELF | IN_ONLYDIR
         self._lock = threading.Lock()
         self._paths: dict[int, Path] = {}
         self._wds: dict[Path, int] = {}
@@ -100,15 +100,17 @@ class Watcher:
     def available(self) -> bool:
         return self.fd >= 0
 
-    def watch(self, folder: Path) -> bool:
-        """Start watching `folder` (before it is read, so no change can fall between).
-        False if it cannot be watched: the caller must then stat its files itself."""
+    def watch(self, folder: Path, *, follow: bool = False) -> bool:
+        """Start watching `folder` (before it is read, so no change can fall between); a
+        symbolic link is followed only where `follow`. False if it cannot be watched: the
+        caller must then stat its files itself."""
         if self.fd < 0 or _LIBC is None:
             return False
         with self._lock:
             if folder in self._wds:
                 return True
-            wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), self._mask))
+            mask = self._mask if follow else self._mask | IN_DONT_FOLLOW
+            wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), mask))
             if wd < 0:  # ENOSPC (no watches left), ENOENT, EACCES, ENOTDIR
                 return False
             self._paths[wd] = folder
