@@ -157,7 +157,10 @@ class _Folders:
 
 
 def _readable(fd: int, timeout: float) -> bool:
-    return bool(select.select([fd], [], [], max(0.0, timeout))[0])
+    # poll, not select: a server with many connections may have descriptors past select's 1,024
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(0, round(timeout * 1000))))
 
 
 def _inotify_changes(layout: Layout, stop: threading.Event, wait: float) -> Iterator[set[str]]:

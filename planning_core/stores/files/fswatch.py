@@ -113,6 +113,9 @@ class Watcher:
             wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), mask))
             if wd < 0:  # ENOSPC (no watches left), ENOENT, EACCES, ENOTDIR
                 return False
+            # The same folder under a new name (renamed: a plan's staging folder put in
+            # place) keeps its watch; its events are now told under this name only.
+            self._wds.pop(self._paths.get(wd, folder), None)
             self._paths[wd] = folder
             self._wds[folder] = wd
             return True
