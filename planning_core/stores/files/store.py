@@ -130,10 +130,10 @@ class FileStore:
         return versions
 
     def changes(self, stop: threading.Event, wait: float) -> Iterator[set[str]]:
-        """The OS tells of every change to a plan folder (inotify, FSEvents, ...), within
-        BURST_QUIET s of the last event of a burst; nothing runs while nothing changes
-        (feed.py). A plan file edited in place moves no folder version: the names come
-        from the paths."""
+        """The OS tells of every change to a plan folder (inotify; FSEvents on macOS), within
+        BURST_QUIET s of the last event of a burst; while nothing changes the feed only
+        wakes to look at `stop` (feed.py). A plan file edited in place moves no folder
+        version: the names come from the paths."""
         return feed.changes(self, stop, wait)
 
     def plans_of(self, paths: Iterable[str]) -> set[str]:
