@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -90,13 +91,18 @@ def inotify_watches() -> int:
     return total
 
 
-@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "watchfiles"])
-def test_a_write_to_a_plan_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool) -> None:
+@pytest.mark.parametrize("way", ["inotify", "watchfiles", "a root through a link"])
+def test_a_write_to_a_plan_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
     """Where the system has no inotify (macOS) the feed is watchfiles' (FSEvents there); it
-    is run here on Linux's events too."""
-    if not inotify:
+    is run here on Linux's events too. A root may be a link to where the user keeps plans
+    (the store allows it): the root and its areas are watched where they lead."""
+    if way == "watchfiles":
         monkeypatch.setattr(fswatch, "available", lambda: False)
-    store = FileStore(tmp_path / "root")
+    root = tmp_path / "root"
+    if way == "a root through a link":
+        (tmp_path / "kept").mkdir()
+        root.symlink_to(tmp_path / "kept", target_is_directory=True)
+    store = FileStore(root)
     planner = Planner(store)
     name = seed_plan(planner)
     with following(store) as f:
@@ -144,20 +150,6 @@ def test_a_root_made_after_the_feed_began_is_watched(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "no write to the plan was ever named"
 
 
-def test_a_root_that_is_a_link_is_followed_where_it_leads(tmp_path: Path) -> None:
-    """A root may be a link to where the user keeps plans (the store allows it): the root
-    and its areas are watched where they lead, and a write there is named."""
-    (tmp_path / "kept").mkdir()
-    (tmp_path / "root").symlink_to(tmp_path / "kept", target_is_directory=True)
-    store = FileStore(tmp_path / "root")
-    planner = Planner(store)
-    name = seed_plan(planner)
-    with following(store) as f:
-        f.quiet()
-        planner.update_task(name, 3, status="completed")
-        assert name in f.until_named(name)
-
-
 def test_a_link_planted_as_a_plan_folder_is_never_watched_through(tmp_path: Path) -> None:
     """A repository controls `.planning`: `todo/<plan> -> <a big tree>` must not make the
     feed watch (and walk) the tree, spending the user's inotify watches. Only the real
@@ -177,6 +169,84 @@ def test_a_link_planted_as_a_plan_folder_is_never_watched_through(tmp_path: Path
         planner.update_task(name, 3, status="completed")
         assert "2026-01-01-planted" not in f.until_named(name)
         assert inotify_watches() - before == 4
+
+
+def edit_by_hand(store: FileStore, name: str, task_id: int = 4) -> None:
+    """A task file edited in place, as an editor saves it (no folder version moves)."""
+    task = store.todo / name / f"task_{task_id}.json"
+    task.write_text(task.read_text().replace('"subject": "', '"subject": "Edited: ', 1))
+
+
+def test_a_plan_folder_removed_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    """The old folder's removal can be read late (a process still holds it open, so the
+    kernel tells its removal only when that hold goes): the folder made again under the same
+    name is another folder and must be watched for itself."""
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    name = seed_plan(planner)
+    kept = tmp_path / "kept"
+    shutil.copytree(store.todo / name, kept)
+    with following(store) as f:
+        f.quiet()
+        held = os.open(store.todo / name, os.O_RDONLY)
+        try:
+            shutil.rmtree(store.todo / name)
+            shutil.copytree(kept, store.todo / name)
+            f.until_named(name)
+            f.quiet()
+        finally:
+            os.close(held)  # the old folder's removal is told now, after the new one is watched
+        f.quiet()
+        edit_by_hand(store, name)
+        assert name in f.until_named(name)
+
+
+def test_a_root_removed_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    seed_plan(planner)
+    with following(store) as f:
+        f.quiet()
+        shutil.rmtree(store.root)
+        assert ANY_PLAN in f.until_named(ANY_PLAN)
+        name = seed_plan(planner)
+        deadline = time.monotonic() + bound(30)
+        for edit in itertools.count():  # the plan may come before the new root's watch
+            planner.update_task(name, 4, description=f"edit {edit}")
+            if name in f.until_named(name, within=1.0):
+                break
+            assert time.monotonic() < deadline, "no write to the plan in the new root was ever named"
+
+
+def test_a_file_emptied_in_place_is_named(tmp_path: Path) -> None:
+    """A change not followed by a close (truncate(2), a writer holding the file open) is
+    named too."""
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    name = seed_plan(planner)
+    with following(store) as f:
+        f.quiet()
+        os.truncate(store.todo / name / "task_4.json", 0)
+        assert name in f.until_named(name)
+
+
+def test_a_link_planted_while_the_feed_runs_is_never_watched_through(tmp_path: Path) -> None:
+    tree = tmp_path / "elsewhere"
+    for i in range(20):
+        (tree / f"d{i}").mkdir(parents=True)
+    store = FileStore(tmp_path / "root")
+    planner = Planner(store)
+    name = seed_plan(planner)
+    with following(store) as f:
+        f.quiet()
+        before = inotify_watches()
+        (store.todo / "2026-01-01-planted").symlink_to(tree, target_is_directory=True)
+        (store.todo / "2026-01-02-also-planted").mkdir()  # a real plan folder that came: watched
+        f.until_named("2026-01-02-also-planted")
+        assert inotify_watches() - before == 1
+        planner.update_task(name, 3, status="completed")
+        f.until_named(name)
+        assert inotify_watches() - before == 1
 
 
 def test_lost_events_are_told_as_any_plan(tmp_path: Path) -> None:

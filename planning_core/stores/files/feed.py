@@ -11,8 +11,8 @@ allows) and are watched where they lead: three watches, not a walk. A plan folde
 an archive's move to done/) is watched when its name is seen; one that goes is dropped by
 the kernel. A plan is named for what the store's own paths say (store.plans_of): its
 folder, its plan.md, a task file; the history log, locks and temp files wake the feed but
-name nothing. A file counts once it is finished (renamed into place, or closed after a
-write in place), not at each write() into it: fewer events to read for the same names.
+name nothing; so does a change of a file's mode. A root removed (and made again) is waited
+for and watched afresh.
 
 Where there is no inotify (macOS) `watchfiles` reports the events, from FSEvents, which
 follows no link into another tree.
@@ -23,6 +23,7 @@ over after store.BURST_QUIET s with no event, or BURST_MAX s after its first.
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import threading
@@ -31,7 +32,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
-from ...errors import StorageError
+from ...errors import PlanningError, StorageError
+from ...names import check_plan_name
 from ...store import ANY_PLAN, BURST_MAX, BURST_QUIET
 from . import fswatch
 from .layout import is_real_dir
@@ -59,13 +61,14 @@ def changes(layout: Layout, stop: threading.Event, wait: float) -> Iterator[set[
     an empty set after `wait` s without a change. Ends when `stop` is set. StorageError
     when the folders cannot be watched (no inotify instance or watch left): the caller
     polls instead."""
-    yield from _root_made(layout.root, stop, wait)
-    if stop.is_set():
-        return
-    if fswatch.available():
-        yield from _inotify_changes(layout, stop, wait)
-    else:
-        yield from _watchfiles_changes(layout, stop, wait)
+    while not stop.is_set():
+        yield from _root_made(layout.root, stop, wait)
+        if stop.is_set():
+            return
+        if not fswatch.available():
+            yield from _watchfiles_changes(layout, stop, wait)
+            return
+        yield from _inotify_changes(layout, stop, wait)  # ends when the root went
 
 
 def _root_made(root: Path, stop: threading.Event, wait: float) -> Iterator[set[str]]:
@@ -85,13 +88,17 @@ class _Folders:
     """What one inotify instance watches: the root, its two plan areas, their plan folders."""
 
     def __init__(self, layout: Layout) -> None:
-        self.watcher = fswatch.Watcher(fswatch.FINISHED_CHANGES)
+        self.watcher = fswatch.Watcher(fswatch.CONTENT_CHANGES)
         if not self.watcher.available:
             raise StorageError(f"watching {layout.root}", "no inotify instance left")
         self.root = layout.root
         self.areas = (layout.todo, layout.done)
         self.plans_of = layout.plans_of
-        self._watch(self.root, follow=True)
+        self.root_gone = False
+        if not self._watch(self.root, follow=True):
+            if os.path.isdir(self.root):  # there, and not ours to watch (a refusal, not a race)
+                raise StorageError(f"watching {self.root}", os.strerror(self.watcher.refused))
+            self.root_gone = True  # removed meanwhile: wait for it again
         for area in self.areas:
             self._watch_area(area)
 
@@ -104,15 +111,15 @@ class _Folders:
         left."""
         if self.watcher.watch(folder, follow=follow):
             return True
-        if os.path.isdir(folder) if follow else is_real_dir(str(folder)):
+        if self.watcher.refused == errno.ENOSPC:
             raise StorageError(f"watching {folder}", "no inotify watch left (fs.inotify.max_user_watches)")
-        return False  # gone meanwhile, or a link or file where a folder was
+        return False  # gone meanwhile, a link or file where a folder was, or not ours to read
 
     def _watch_area(self, area: Path) -> set[str]:
         """Watch todo/ or done/ and every plan folder in it; the plans found."""
         if not self._watch(area, follow=True):
             return set()
-        found = set(list_plans(area))
+        found = set(list_plans(area))  # real folders with a plan's name only
         for name in found:
             self._watch(area / name)
         return found
@@ -128,6 +135,7 @@ class _Folders:
                     self._watch_area(area)
             elif folder == self.root:
                 named |= self._root_changed(files)
+                self.root_gone = self.root_gone or fswatch.GONE in files
             elif folder in self.areas:
                 named |= self._area_changed(folder, files)
             else:
@@ -151,9 +159,17 @@ class _Folders:
             return {ANY_PLAN}
         named = self.plans_of(str(area / f) for f in files)
         for name in named:
-            if is_real_dir(str(area / name)):
+            if _is_plan_name(name) and is_real_dir(str(area / name)):
                 self._watch(area / name)
         return named
+
+
+def _is_plan_name(name: str) -> bool:
+    try:
+        check_plan_name(name)
+    except PlanningError:
+        return False
+    return True
 
 
 def _readable(fd: int, timeout: float) -> bool:
@@ -166,7 +182,7 @@ def _readable(fd: int, timeout: float) -> bool:
 def _inotify_changes(layout: Layout, stop: threading.Event, wait: float) -> Iterator[set[str]]:
     folders = _Folders(layout)
     try:
-        while not stop.is_set():
+        while not stop.is_set() and not folders.root_gone:
             deadline = time.monotonic() + wait
             while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
                 if _readable(folders.watcher.fd, min(left, STOP_POLL)):

@@ -45,8 +45,8 @@ IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 
 CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-# Changes once made: a file in place when closed after writing, not each write() into it.
-FINISHED_CHANGES = IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+# What changes a file's content or a folder's names (not its mode or owner).
+CONTENT_CHANGES = CHANGES & ~IN_ATTRIB
 SELF = IN_DELETE_SELF | IN_MOVE_SELF
 EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 OVERFLOW = Path("/")  # in drain()'s answer: events were lost, every folder may have changed
@@ -79,6 +79,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._paths: dict[int, Path] = {}
         self._wds: dict[Path, int] = {}
+        self.refused = 0  # the errno of the last watch() refused
         self.fd = -1
         self._close: Callable[[], object] | None = None
         if _LIBC is not None:
@@ -102,20 +103,26 @@ class Watcher:
 
     def watch(self, folder: Path, *, follow: bool = False) -> bool:
         """Start watching `folder` (before it is read, so no change can fall between); a
-        symbolic link is followed only where `follow`. False if it cannot be watched: the
-        caller must then stat its files itself."""
+        symbolic link is followed only where `follow`. False if it cannot be watched (the
+        reason's errno in `refused`): the caller must then stat its files itself."""
         if self.fd < 0 or _LIBC is None:
             return False
         with self._lock:
-            if folder in self._wds:
-                return True
             mask = self._mask if follow else self._mask | IN_DONT_FOLLOW
+            # Always asked of the kernel, never answered from our table: a folder removed and
+            # made again under this name is another folder, whose watch is another id, even
+            # while the old one's removal is still unread (queued, held open, or lost).
             wd = int(_LIBC.inotify_add_watch(self.fd, os.fsencode(folder), mask))
             if wd < 0:  # ENOSPC (no watches left), ENOENT, EACCES, ENOTDIR
+                self.refused = ctypes.get_errno()
                 return False
-            # The same folder under a new name (renamed: a plan's staging folder put in
-            # place) keeps its watch; its events are now told under this name only.
-            self._wds.pop(self._paths.get(wd, folder), None)
+            old = self._wds.get(folder)
+            if old is not None and old != wd:  # the folder that had this name: its events are no one's now
+                self._paths.pop(old, None)
+                _LIBC.inotify_rm_watch(self.fd, old)
+            other = self._paths.get(wd)
+            if other is not None and other != folder and self._wds.get(other) == wd:
+                del self._wds[other]  # this folder under its new name (a staging folder put in place)
             self._paths[wd] = folder
             self._wds[folder] = wd
             return True
@@ -161,7 +168,8 @@ class Watcher:
                     if mask & (SELF | IN_IGNORED):
                         names.add(GONE)
                         self._paths.pop(wd, None)
-                        self._wds.pop(folder, None)
+                        if self._wds.get(folder) == wd:
+                            del self._wds[folder]
                         if not mask & IN_IGNORED and _LIBC is not None:
                             _LIBC.inotify_rm_watch(self.fd, wd)
                     elif name:
