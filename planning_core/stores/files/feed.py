@@ -107,8 +107,8 @@ class _Folders:
 
     def _watch(self, folder: Path, *, follow: bool = False) -> bool:
         """Watch `folder` if it is a folder (through a link only where `follow`: the root
-        and its areas). A folder that cannot be watched is the end of the feed: no watches
-        left."""
+        and its areas). No inotify watch left is the end of the feed (StorageError: the
+        caller polls); any other refusal skips this folder."""
         if self.watcher.watch(folder, follow=follow):
             return True
         if self.watcher.refused == errno.ENOSPC:
